@@ -1,0 +1,195 @@
+/**
+ * The validation stage: decode a call's input with the tool's Schema (every error, excess keys
+ * rejected), then run the tool's own `validateInput`. Failures read the way Claude Code words them.
+ */
+import { Context, Effect, Either, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
+import type * as Tool from "./Tool.js"
+import { InputValidationError, ToolError } from "./ToolErrors.js"
+import type { ToolUseContext } from "./ToolUseContext.js"
+
+export interface Service {
+  /** The decoded input, or why it was refused (a schema problem or the tool's own check). */
+  readonly validate: (
+    tool: Tool.Any,
+    input: unknown,
+    context: ToolUseContext
+  ) => Effect.Effect<unknown, InputValidationError | ToolError>
+}
+
+export class InputValidator extends Context.Tag("@toolwright/core/InputValidator")<InputValidator, Service>() {}
+
+const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
+  let out = ""
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`
+    else out += out === "" ? String(key) : `.${String(key)}`
+  }
+  return out
+}
+
+/** The type name a model understands for an AST: `string`, `number`, `"a" | "b"`, `array`, `object`. */
+export const expectedType = (ast: SchemaAST.AST): string => {
+  switch (ast._tag) {
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return "string"
+    case "NumberKeyword":
+      return "number"
+    case "BooleanKeyword":
+      return "boolean"
+    case "BigIntKeyword":
+      return "bigint"
+    case "Literal":
+      return ast.literal === null ? "null" : JSON.stringify(ast.literal)
+    case "Enums":
+      return ast.enums.map(([, value]) => JSON.stringify(value)).join(" | ")
+    case "Union": {
+      // An optional parameter's `| undefined` is not something a model can send in JSON.
+      const names = [...new Set(ast.types.map(expectedType))].filter((name) => name !== "undefined")
+      return names.join(" | ")
+    }
+    case "TupleType":
+      return "array"
+    case "TypeLiteral":
+      return "object"
+    case "Refinement":
+      return expectedType(ast.from)
+    case "Transformation":
+      return expectedType(ast.from)
+    case "Suspend":
+      return expectedType(ast.f())
+    case "UndefinedKeyword":
+    case "VoidKeyword":
+      return "undefined"
+    default:
+      return "value"
+  }
+}
+
+/** The JSON type of a value the model sent. */
+export const providedType = (value: unknown): string => {
+  if (value === null) return "null"
+  if (Array.isArray(value)) return "array"
+  return typeof value
+}
+
+/** One line per problem, with the parameter's path, in the order the Schema found them. */
+export const describeIssues = (issue: ParseResult.ParseIssue): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  const visit = (current: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>): void => {
+    switch (current._tag) {
+      case "Pointer":
+        return visit(current.issue, [...path, ...(Array.isArray(current.path) ? current.path : [current.path])])
+      case "Composite": {
+        const issues = Array.isArray(current.issues) ? current.issues : [current.issues]
+        // A union reports one failure per member: say what was expected of the whole value instead.
+        if (SchemaAST.isUnion(current.ast) && current.ast.types.length > 1 && current.actual !== undefined) {
+          lines.push(typeLine(path, expectedType(current.ast), current.actual))
+          return
+        }
+        for (const child of issues) visit(child, path)
+        return
+      }
+      case "Missing":
+        lines.push(
+          path.length === 0 ? "A required value is missing" : `The required parameter \`${renderPath(path)}\` is missing`
+        )
+        return
+      case "Unexpected":
+        lines.push(`An unexpected parameter \`${renderPath(path)}\` was provided`)
+        return
+      case "Type": {
+        if (SchemaAST.isTypeLiteral(current.ast) || SchemaAST.isTupleType(current.ast)) {
+          lines.push(typeLine(path, expectedType(current.ast), current.actual))
+          return
+        }
+        const custom = current.message
+        if (custom !== undefined) {
+          lines.push(`The parameter \`${renderPath(path)}\` is invalid: ${custom}`)
+          return
+        }
+        lines.push(typeLine(path, expectedType(current.ast), current.actual))
+        return
+      }
+      case "Refinement":
+        if (current.kind === "From") return visit(current.issue, path)
+        lines.push(`The parameter \`${renderPath(path)}\` is invalid: ${refinementMessage(current)}`)
+        return
+      case "Transformation":
+        return visit(current.issue, path)
+      case "Forbidden":
+        lines.push(`The parameter \`${renderPath(path)}\` could not be checked: ${current.message ?? "forbidden"}`)
+        return
+    }
+  }
+  visit(issue, [])
+  // Missing parameters first, unexpected ones last: the order a reader fixes them in.
+  const rank = (line: string) => (line.startsWith("The required") ? 0 : line.startsWith("An unexpected") ? 2 : 1)
+  return lines.map((line, index) => ({ line, index })).sort((a, b) => rank(a.line) - rank(b.line) || a.index - b.index)
+    .map(({ line }) => line)
+}
+
+const typeLine = (path: ReadonlyArray<PropertyKey>, expected: string, actual: unknown): string =>
+  path.length === 0
+    ? `The input is expected as \`${expected}\` but provided as \`${providedType(actual)}\``
+    : `The parameter \`${renderPath(path)}\` type is expected as \`${expected}\` but provided as \`${
+      providedType(actual)
+    }\``
+
+const refinementMessage = (issue: ParseResult.Refinement): string => {
+  const inner = issue.issue
+  if (inner._tag === "Type" && inner.message !== undefined) return inner.message
+  const described = SchemaAST.getDescriptionAnnotation(issue.ast).pipe(
+    Option.orElse(() => SchemaAST.getIdentifierAnnotation(issue.ast)),
+    Option.getOrElse(() => "a value that satisfies the schema")
+  )
+  return `expected ${described}, got ${JSON.stringify(issue.actual)}`
+}
+
+/** The message models already know: `InputValidationError: Read failed due to the following issues:`. */
+export const formatValidationMessage = (toolName: string, issues: ReadonlyArray<string>): string =>
+  `InputValidationError: ${toolName} failed due to the following ${issues.length > 1 ? "issues" : "issue"}:\n${
+    issues.join("\n")
+  }`
+
+type Decoder = (u: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
+// One compiled decoder per schema: building it costs more than running it.
+const decoders = new WeakMap<Schema.Schema.AnyNoContext, Decoder>()
+
+const decoderFor = (schema: Schema.Schema.AnyNoContext) => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = ParseResult.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })
+    decoders.set(schema, decoder)
+  }
+  return decoder
+}
+
+/** Decodes `input` against the tool's Schema, reporting every problem at once. */
+export const decodeInput = (tool: Tool.Any, input: unknown): Effect.Effect<unknown, InputValidationError> => {
+  const result = decoderFor(tool.inputSchema)(input)
+  if (result._tag === "Right") return Effect.succeed(result.right)
+  const issues = describeIssues(result.left)
+  const lines = issues.length === 0 ? [ParseResult.TreeFormatter.formatIssueSync(result.left)] : issues
+  return Effect.fail(
+    new InputValidationError({
+      toolName: tool.name,
+      issues: lines,
+      message: formatValidationMessage(tool.name, lines)
+    })
+  )
+}
+
+export const make: Service = {
+  validate: Effect.fn("InputValidator.validate")(function*(tool, input, context) {
+    const decoded = yield* decodeInput(tool, input)
+    yield* tool.validateInput(decoded, context).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.fail(new ToolError({ message: `${tool.name} could not check its input: ${String(defect)}` }))
+      )
+    )
+    return decoded
+  })
+}
+
+export const layer: Layer.Layer<InputValidator> = Layer.succeed(InputValidator, make)

@@ -1,0 +1,206 @@
+/**
+ * The tool contract. `Tool.make` builds a tool from its Schemas and handler and fills in the optional
+ * members with fail-closed defaults in one place: not read-only, not concurrency-safe, not destructive,
+ * no tool-specific permission objection (the policy decides, which asks), interrupted on abort.
+ */
+import { Context, Effect, JSONSchema, Pipeable, Schema } from "effect"
+import type { ToolResultContent } from "./Message.js"
+import type { PermissionResult } from "./Permission.js"
+import { passthrough } from "./Permission.js"
+import type { ToolError } from "./ToolErrors.js"
+import type { ToolProgress } from "./ToolProgress.js"
+import type { ToolUseContext } from "./ToolUseContext.js"
+
+export const TypeId: unique symbol = Symbol.for("@toolwright/core/Tool")
+export type TypeId = typeof TypeId
+
+/** Where a tool comes from; built-ins form the pool's prefix. */
+export type Source = "builtin" | "plugin" | "mcp"
+
+/** For tools that proxy an MCP server's tool. */
+export interface McpInfo {
+  readonly serverName: string
+  readonly toolName: string
+}
+
+/** A JSON Schema object as sent to a model. */
+export type JsonSchema = { readonly [key: string]: unknown }
+
+export type InterruptBehavior = "cancel" | "block"
+
+/**
+ * A tool. `Input` is the Schema of its input (a struct); `Output` what `call` succeeds with; `R` the
+ * services `call` needs, provided by the tool's plugin layer or the runtime's environment.
+ */
+export interface Tool<Name extends string, Input extends Schema.Schema.AnyNoContext, Output, R = never>
+  extends Pipeable.Pipeable
+{
+  readonly [TypeId]: TypeId
+  readonly name: Name
+  /** One line for listings and tool search. */
+  readonly description: string
+  /** The full instructions sent to the model as the tool's description. */
+  readonly prompt: string
+  readonly inputSchema: Input
+  /** Overrides the JSON Schema derived from `inputSchema` (MCP tools bring their own). */
+  readonly inputJsonSchema: JsonSchema | undefined
+  readonly outputSchema: Schema.Schema.AnyNoContext | undefined
+  readonly progressSchema: Schema.Schema.AnyNoContext | undefined
+  /** Results longer than this are persisted and previewed; `Infinity` never persists. */
+  readonly maxResultSizeChars: number
+  readonly aliases: ReadonlyArray<string>
+  readonly searchHint: string | undefined
+  readonly shouldDefer: boolean
+  readonly alwaysLoad: boolean
+  readonly interruptBehavior: InterruptBehavior
+  /** Whether this tool's failure cancels its running siblings (Bash does). */
+  readonly cascadeOnError: boolean
+  readonly source: Source
+  readonly mcpInfo: McpInfo | undefined
+
+  call(input: Schema.Schema.Type<Input>, context: ToolUseContext): Effect.Effect<Output, unknown, R | ToolProgress>
+  mapToolResult(output: Output, toolUseId: string): ToolResultContent
+  isEnabled(): boolean
+  isConcurrencySafe(input: Schema.Schema.Type<Input>): boolean
+  isReadOnly(input: Schema.Schema.Type<Input>): boolean
+  isDestructive(input: Schema.Schema.Type<Input>): boolean
+  /** Tool-specific objections, run after the rules; `passthrough` lets the policy decide. */
+  checkPermissions(input: Schema.Schema.Type<Input>, context: ToolUseContext): Effect.Effect<PermissionResult, never, R>
+  /** Checks that need more than the Schema (the file exists, the range is sane). */
+  validateInput(input: Schema.Schema.Type<Input>, context: ToolUseContext): Effect.Effect<void, ToolError, R>
+  userFacingName(input: Schema.Schema.Type<Input> | undefined): string
+  /** A compact rendering of the input for a policy classifier; "" means nothing to classify. */
+  toClassifierInput(input: Schema.Schema.Type<Input>): string
+  /** The file path a call touches, resolved against the cwd, for Read/Edit path rules. */
+  getPath(input: Schema.Schema.Type<Input>, context: ToolUseContext): string | undefined
+}
+
+/** Any tool whose requirements are satisfied: what registries, pools and pipelines hold. */
+export type Any = Tool<string, Schema.Schema.AnyNoContext, unknown>
+
+/** Any tool still needing `R`. */
+export type AnyWith<R> = Tool<string, Schema.Schema.AnyNoContext, unknown, R>
+
+type InputOf<Input extends Schema.Schema.AnyNoContext> = Schema.Schema.Type<Input>
+
+/** What `Tool.make` takes: the required members, and any optional member to override its default. */
+export interface Options<Name extends string, Input extends Schema.Schema.AnyNoContext, Output, R> {
+  readonly name: Name
+  readonly description: string
+  readonly prompt?: string
+  readonly input: Input
+  readonly inputJsonSchema?: JsonSchema
+  readonly output?: Schema.Schema.AnyNoContext
+  readonly progress?: Schema.Schema.AnyNoContext
+  readonly maxResultSizeChars?: number
+  readonly aliases?: ReadonlyArray<string>
+  readonly searchHint?: string
+  readonly shouldDefer?: boolean
+  readonly alwaysLoad?: boolean
+  readonly interruptBehavior?: InterruptBehavior
+  readonly cascadeOnError?: boolean
+  readonly source?: Source
+  readonly mcpInfo?: McpInfo
+  readonly call: (input: InputOf<Input>, context: ToolUseContext) => Effect.Effect<Output, unknown, R>
+  readonly mapToolResult?: (output: Output, toolUseId: string) => ToolResultContent
+  readonly isEnabled?: () => boolean
+  readonly isConcurrencySafe?: (input: InputOf<Input>) => boolean
+  readonly isReadOnly?: (input: InputOf<Input>) => boolean
+  readonly isDestructive?: (input: InputOf<Input>) => boolean
+  readonly checkPermissions?: (
+    input: InputOf<Input>,
+    context: ToolUseContext
+  ) => Effect.Effect<PermissionResult, never, R>
+  readonly validateInput?: (input: InputOf<Input>, context: ToolUseContext) => Effect.Effect<void, ToolError, R>
+  readonly userFacingName?: (input: InputOf<Input> | undefined) => string
+  readonly toClassifierInput?: (input: InputOf<Input>) => string
+  readonly getPath?: (input: InputOf<Input>, context: ToolUseContext) => string | undefined
+}
+
+/** The default rendering of an output: strings as they are, anything else as JSON. */
+export const defaultMapToolResult = (output: unknown): ToolResultContent => {
+  if (typeof output === "string") return output
+  if (output === undefined || output === null) return ""
+  return JSON.stringify(output)
+}
+
+const never = () => false
+
+const Proto = {
+  [TypeId]: TypeId,
+  pipe() {
+    return Pipeable.pipeArguments(this, arguments)
+  }
+}
+
+/**
+ * Builds a tool. Every optional member gets its fail-closed default here and nowhere else. `R` is what
+ * the handlers need besides `ToolProgress`, which the runtime provides to every call.
+ */
+export function make<const Name extends string, Input extends Schema.Schema.AnyNoContext, Output, R = never>(
+  options: Options<Name, Input, Output, R>
+): Tool<Name, Input, Output, Exclude<R, ToolProgress>>
+export function make(options: Options<string, Schema.Schema.AnyNoContext, unknown, unknown>): AnyWith<unknown> {
+  const tool: Omit<AnyWith<unknown>, TypeId | "pipe"> = {
+    name: options.name,
+    description: options.description,
+    prompt: options.prompt ?? options.description,
+    inputSchema: options.input,
+    inputJsonSchema: options.inputJsonSchema,
+    outputSchema: options.output,
+    progressSchema: options.progress,
+    maxResultSizeChars: options.maxResultSizeChars ?? 50_000,
+    aliases: options.aliases ?? [],
+    searchHint: options.searchHint,
+    shouldDefer: options.shouldDefer ?? false,
+    alwaysLoad: options.alwaysLoad ?? false,
+    interruptBehavior: options.interruptBehavior ?? "cancel",
+    cascadeOnError: options.cascadeOnError ?? false,
+    source: options.source ?? "plugin",
+    mcpInfo: options.mcpInfo,
+    call: options.call,
+    mapToolResult: options.mapToolResult ?? defaultMapToolResult,
+    isEnabled: options.isEnabled ?? (() => true),
+    isConcurrencySafe: options.isConcurrencySafe ?? never,
+    isReadOnly: options.isReadOnly ?? never,
+    isDestructive: options.isDestructive ?? never,
+    checkPermissions: options.checkPermissions ?? (() => Effect.succeed(passthrough)),
+    validateInput: options.validateInput ?? (() => Effect.void),
+    userFacingName: options.userFacingName ?? (() => options.name),
+    toClassifierInput: options.toClassifierInput ?? (() => ""),
+    getPath: options.getPath ?? (() => undefined)
+  }
+  return Object.assign(Object.create(Proto), tool)
+}
+
+export const isTool = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
+
+/**
+ * Satisfies a tool's requirements from a context, so it can sit in a registry beside any other tool.
+ * The plugin loader does this with the context its layer built.
+ */
+export const provide = <Name extends string, Input extends Schema.Schema.AnyNoContext, Output, R>(
+  tool: Tool<Name, Input, Output, R>,
+  context: Context.Context<R>
+): Tool<Name, Input, Output, never> =>
+  Object.assign(Object.create(Proto), tool, {
+    call: (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.call(input, ctx), context),
+    checkPermissions: (input: InputOf<Input>, ctx: ToolUseContext) =>
+      Effect.provide(tool.checkPermissions(input, ctx), context),
+    validateInput: (input: InputOf<Input>, ctx: ToolUseContext) =>
+      Effect.provide(tool.validateInput(input, ctx), context)
+  })
+
+/** The JSON Schema of a tool's input as sent to a model: derived from the Schema unless overridden. */
+export const inputJsonSchema = (tool: Any): JsonSchema => {
+  if (tool.inputJsonSchema !== undefined) return tool.inputJsonSchema
+  const { $schema: _, ...schema } = JSONSchema.make(tool.inputSchema)
+  return schema
+}
+
+/** The tool definition for a model request: name, description (the prompt) and input schema. */
+export const definition = (tool: Any): { name: string; description: string; input_schema: JsonSchema } => ({
+  name: tool.name,
+  description: tool.prompt,
+  input_schema: inputJsonSchema(tool)
+})

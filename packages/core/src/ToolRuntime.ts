@@ -1,0 +1,204 @@
+/**
+ * The pipeline. `runToolUse` takes one tool_use block through every stage — lookup, validation,
+ * PreToolUse hooks, permission (and the prompter), execution, PostToolUse hooks, serialization — and
+ * emits its events, ending with exactly one tool_result whatever happens. Each stage is a service, so a
+ * runtime swaps one layer without touching the others.
+ */
+import { Cause, Clock, Context, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
+import type { RuntimeEvent, ToolResultContent, ToolUseBlock } from "./Message.js"
+import * as Message from "./Message.js"
+import { InputValidator } from "./InputValidator.js"
+import * as InputValidatorModule from "./InputValidator.js"
+import { PermissionPolicy } from "./PermissionPolicy.js"
+import * as PermissionPolicyModule from "./PermissionPolicy.js"
+import { PermissionPrompter } from "./PermissionPrompter.js"
+import * as PermissionPrompterModule from "./PermissionPrompter.js"
+import type * as Tool from "./Tool.js"
+import { formatCause, noSuchTool, wrapToolUseError } from "./ToolErrors.js"
+import { ToolExecutor } from "./ToolExecutor.js"
+import * as ToolExecutorModule from "./ToolExecutor.js"
+import { ToolHooks } from "./ToolHooks.js"
+import * as ToolHooksModule from "./ToolHooks.js"
+import { ToolRegistry } from "./ToolRegistry.js"
+import { ToolResultStore } from "./ToolResultStore.js"
+import * as ToolResultStoreModule from "./ToolResultStore.js"
+import type { ToolUseContext } from "./ToolUseContext.js"
+import { forCall } from "./ToolUseContext.js"
+
+export type Emit = (event: RuntimeEvent) => Effect.Effect<void>
+
+export interface Service {
+  /** One call as a stream of events ending in exactly one `ToolResult`. Never fails. */
+  readonly runToolUse: (toolUse: ToolUseBlock, context: ToolUseContext) => Stream.Stream<RuntimeEvent>
+  /**
+   * The same pipeline as an Effect: events before the result are pushed to `emit`, and the
+   * `ToolResult` event is the value. Never fails; orchestrators build on this.
+   */
+  readonly execute: (toolUse: ToolUseBlock, context: ToolUseContext, emit: Emit) => Effect.Effect<Message.ToolResult>
+  /** Finds a tool as the lookup stage does. */
+  readonly findTool: (name: string) => Option.Option<Tool.Any>
+  /** The pool for a model request: registered tools minus those a blanket deny rule removes. */
+  readonly pool: (context: ToolUseContext) => ReadonlyArray<Tool.Any>
+}
+
+export class ToolRuntime extends Context.Tag("@toolwright/core/ToolRuntime")<ToolRuntime, Service>() {}
+
+const withContext = (content: ToolResultContent, extra: ReadonlyArray<string>): ToolResultContent => {
+  if (extra.length === 0) return content
+  if (typeof content === "string") return [content, ...extra].join("\n\n")
+  return [...content, ...extra.map((text) => ({ type: "text" as const, text }))]
+}
+
+export const make = Effect.gen(function*() {
+  const registry = yield* ToolRegistry
+  const validator = yield* InputValidator
+  const hooks = yield* ToolHooks
+  const policy = yield* PermissionPolicy
+  const prompter = yield* PermissionPrompter
+  const executor = yield* ToolExecutor
+  const store = yield* ToolResultStore
+
+  const execute = (toolUse: ToolUseBlock, session: ToolUseContext, emit: Emit): Effect.Effect<Message.ToolResult> =>
+    Effect.suspend(() => {
+      const startedAt = Date.now()
+      const toolName = typeof toolUse.name === "string" ? toolUse.name : String(toolUse.name)
+      const toolUseId = typeof toolUse.id === "string" ? toolUse.id : String(toolUse.id)
+      const finish = (content: ToolResultContent, isError: boolean): Message.ToolResult => ({
+        _tag: "ToolResult",
+        toolUseId,
+        toolName,
+        result: Message.toolResult(toolUseId, content, isError),
+        durationMs: Date.now() - startedAt
+      })
+      const failWith = (message: string) => Effect.succeed(finish(wrapToolUseError(message), true))
+
+      const pipeline = Effect.gen(function*() {
+        const found = registry.find(toolName)
+        if (Option.isNone(found)) return yield* failWith(noSuchTool(toolName))
+        const tool = found.value
+        const context = forCall(session, toolUseId)
+
+        const validated = yield* Effect.either(validator.validate(tool, toolUse.input, context))
+        if (validated._tag === "Left") return yield* failWith(validated.left.message)
+        let input = validated.right
+
+        const pre = yield* hooks.preToolUse(tool, input, context)
+        if (pre.stop !== undefined) {
+          return yield* failWith(`${tool.name} was not run: a PreToolUse hook stopped the session: ${pre.stop.reason}`)
+        }
+        if (pre.updatedInput !== undefined) {
+          const revalidated = yield* Effect.either(validator.validate(tool, pre.updatedInput, context))
+          if (revalidated._tag === "Left") {
+            return yield* failWith(`A PreToolUse hook rewrote the input: ${revalidated.left.message}`)
+          }
+          input = revalidated.right
+        }
+
+        const decision = yield* policy.decide(tool, input, context, pre)
+        if (decision.behavior === "deny") return finish(decision.message, true)
+        if (decision.behavior === "ask") {
+          yield* emit({
+            _tag: "PermissionRequest",
+            toolUseId,
+            toolName: tool.name,
+            input,
+            message: decision.message,
+            suggestions: decision.suggestions
+          })
+          const answer = yield* prompter.ask({
+            tool,
+            input,
+            context,
+            message: decision.message,
+            suggestions: decision.suggestions
+          })
+          if (answer.behavior === "deny") return finish(answer.message, true)
+          if (answer.updatedInput !== undefined) {
+            const revalidated = yield* Effect.either(validator.validate(tool, answer.updatedInput, context))
+            if (revalidated._tag === "Left") return yield* failWith(revalidated.left.message)
+            input = revalidated.right
+          }
+        } else if (decision.input !== input) {
+          const revalidated = yield* Effect.either(validator.validate(tool, decision.input, context))
+          if (revalidated._tag === "Left") return yield* failWith(revalidated.left.message)
+          input = revalidated.right
+        }
+        const preContext = pre.additionalContext ?? []
+
+        const callStartedAt = yield* Clock.currentTimeMillis
+        const exit = yield* executor.execute(tool, input, context, (data) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            emit({ _tag: "Progress", toolUseId, toolName: tool.name, data, elapsedMs: now - callStartedAt })))
+        const callMs = (yield* Clock.currentTimeMillis) - callStartedAt
+
+        if (Exit.isSuccess(exit)) {
+          const content = yield* store.toContent(tool, exit.value, context)
+          const post = yield* hooks.postToolUse(tool, input, content, context, callMs)
+          const extra = [...preContext, ...(post.additionalContext ?? [])]
+          if (post.block !== undefined) extra.push(`PostToolUse hook blocked: ${post.block.reason}`)
+          return finish(withContext(content, extra), false)
+        }
+        const message = ToolExecutorModule.wasInterrupted(exit)
+          ? `${tool.name} was interrupted before it finished.`
+          : formatCause(exit.cause)
+        const post = yield* hooks.postToolUseFailure(tool, input, message, context, callMs)
+        const extra = [...preContext, ...(post.additionalContext ?? [])]
+        return finish(withContext(wrapToolUseError(message), extra), true)
+      })
+
+      // No stage, layer or tool may end a call with a defect: whatever escapes becomes the result.
+      return pipeline.pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : failWith(`${toolName} failed inside the runtime: ${formatCause(cause)}`)
+        ),
+        Effect.orDie,
+        Effect.withSpan("ToolRuntime.execute", { attributes: { tool: toolName } })
+      )
+    })
+
+  const runToolUse = (toolUse: ToolUseBlock, context: ToolUseContext): Stream.Stream<RuntimeEvent> =>
+    Stream.unwrapScoped(Effect.gen(function*() {
+      const mailbox = yield* Mailbox.make<RuntimeEvent>()
+      yield* execute(toolUse, context, (event) => Effect.asVoid(mailbox.offer(event))).pipe(
+        Effect.flatMap((result) => mailbox.offer(result)),
+        Effect.ensuring(mailbox.end),
+        Effect.forkScoped
+      )
+      return Mailbox.toStream(mailbox)
+    }))
+
+  return {
+    runToolUse,
+    execute,
+    findTool: registry.find,
+    pool: (context) => registry.pool((tool) => policy.isBlanketDenied(tool, context.permissionContext))
+  } satisfies Service
+})
+
+/** The pipeline over whatever stage layers are provided. */
+export const layer: Layer.Layer<
+  ToolRuntime,
+  never,
+  ToolRegistry | InputValidator | ToolHooks | PermissionPolicy | PermissionPrompter | ToolExecutor | ToolResultStore
+> = Layer.effect(ToolRuntime, make)
+
+/**
+ * The default stages: schema validation, no hooks, the basic policy, auto-deny prompts, the plain
+ * executor and inline results. Merge a layer after it to replace one stage:
+ * `Layer.mergeAll(ToolRuntime.defaultStages, myPrompter)`.
+ */
+export const defaultStages: Layer.Layer<
+  InputValidator | ToolHooks | PermissionPolicy | PermissionPrompter | ToolExecutor | ToolResultStore
+> = Layer.mergeAll(
+  InputValidatorModule.layer,
+  ToolHooksModule.layerNoop,
+  PermissionPolicyModule.layerBasic,
+  PermissionPrompterModule.layerAutoDeny,
+  ToolExecutorModule.layer,
+  ToolResultStoreModule.layerInline
+)
+
+/** The whole runtime with default stages; provide a `ToolRegistry`. */
+export const layerDefault: Layer.Layer<ToolRuntime, never, ToolRegistry> = layer.pipe(Layer.provide(defaultStages))

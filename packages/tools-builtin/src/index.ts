@@ -1,0 +1,1 @@
+export * as BuiltinTools from "./BuiltinTools.js"

@@ -1,0 +1,38 @@
+// The README's test command: type-check every package, run every vitest project, and close with one
+// plain line of counts ("N passed, N failed, N skipped") that CI reads.
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const bin = (name) => join(import.meta.dirname, "..", "node_modules", ".bin", name)
+const run = (command, args) => spawnSync(command, args, { stdio: "inherit" }).status ?? 1
+
+const typecheck = run(bin("tsc"), ["-b", "tsconfig.json"])
+if (typecheck !== 0) {
+  console.log("Type check failed: fix the errors above (pnpm check).")
+}
+
+const reportDir = mkdtempSync(join(tmpdir(), "toolwright-test-"))
+const report = join(reportDir, "report.json")
+const vitest = run(bin("vitest"), [
+  "run",
+  "--reporter=default",
+  "--reporter=json",
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2)
+])
+
+let passed = 0
+let failed = 0
+let skipped = 0
+if (existsSync(report)) {
+  const result = JSON.parse(readFileSync(report, "utf8"))
+  passed = result.numPassedTests
+  failed = result.numFailedTests + (result.numFailedTestSuites > 0 && result.numFailedTests === 0 ? 1 : 0)
+  skipped = result.numPendingTests + result.numTodoTests
+}
+rmSync(reportDir, { recursive: true, force: true })
+if (typecheck !== 0) failed += 1
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
+process.exit(typecheck !== 0 || vitest !== 0 || failed > 0 ? 1 : 0)
