@@ -29,6 +29,22 @@ export type JsonSchema = { readonly [key: string]: unknown }
 export type InterruptBehavior = "cancel" | "block"
 
 /**
+ * What a call's permission rules are matched against. The policy checks each subject on its own: a deny
+ * or ask rule matching any subject applies; an allow rule applies only if every subject is allowed.
+ */
+export interface RuleSubjects {
+  /**
+   * Strings that `Tool(specifier)` rules match: for Bash each simple command of a compound line (wrappers
+   * stripped), for WebFetch `domain:host`, for Agent the agent's name.
+   */
+  readonly specifiers: ReadonlyArray<string>
+  /** Paths the call reads or writes, resolved and with symlinks followed; Read/Edit rules apply to them. */
+  readonly paths: ReadonlyArray<{ readonly path: string; readonly access: "read" | "write" }>
+  /** Set when the input could not be understood well enough to match rules safely: the call must ask. */
+  readonly opaque?: string
+}
+
+/**
  * A tool. `Input` is the Schema of its input (a struct); `Output` what `call` succeeds with; `R` the
  * services `call` needs, provided by the tool's plugin layer or the runtime's environment.
  */
@@ -73,6 +89,8 @@ export interface Tool<Name extends string, Input extends Schema.Schema.AnyNoCont
   toClassifierInput(input: Schema.Schema.Type<Input>): string
   /** The file path a call touches, resolved against the cwd, for Read/Edit path rules. */
   getPath(input: Schema.Schema.Type<Input>, context: ToolUseContext): string | undefined
+  /** What rules match against; by default the `getPath` path (read if read-only, else write). */
+  ruleSubjects(input: Schema.Schema.Type<Input>, context: ToolUseContext): RuleSubjects
 }
 
 /** Any tool whose requirements are satisfied: what registries, pools and pipelines hold. */
@@ -115,6 +133,7 @@ export interface Options<Name extends string, Input extends Schema.Schema.AnyNoC
   readonly userFacingName?: (input: InputOf<Input> | undefined) => string
   readonly toClassifierInput?: (input: InputOf<Input>) => string
   readonly getPath?: (input: InputOf<Input>, context: ToolUseContext) => string | undefined
+  readonly ruleSubjects?: (input: InputOf<Input>, context: ToolUseContext) => RuleSubjects
 }
 
 /** The default rendering of an output: strings as they are, anything else as JSON. */
@@ -168,7 +187,14 @@ export function make(options: Options<string, Schema.Schema.AnyNoContext, unknow
     validateInput: options.validateInput ?? (() => Effect.void),
     userFacingName: options.userFacingName ?? (() => options.name),
     toClassifierInput: options.toClassifierInput ?? (() => ""),
-    getPath: options.getPath ?? (() => undefined)
+    getPath: options.getPath ?? (() => undefined),
+    ruleSubjects: options.ruleSubjects ?? ((input, context) => {
+      const path = tool.getPath(input, context)
+      return {
+        specifiers: [],
+        paths: path === undefined ? [] : [{ path, access: tool.isReadOnly(input) ? "read" : "write" }]
+      }
+    })
   }
   return Object.assign(Object.create(Proto), tool)
 }
