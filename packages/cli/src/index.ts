@@ -1,1 +1,2 @@
-export {}
+export * as CliRuntime from "./CliRuntime.js"
+export { main, root, VERSION } from "./main.js"

@@ -1,0 +1,26 @@
+// Bundles the CLI into one ESM file, dist/toolwright.mjs. Packages that locate files next to themselves
+// at run time (ripgrep's binary, wasm grammars) stay external and resolve from this package's node_modules.
+import * as esbuild from "esbuild"
+import { chmodSync } from "node:fs"
+
+export const external = ["@vscode/ripgrep", "web-tree-sitter", "tree-sitter-bash", "sharp", "@anthropic-ai/sandbox-runtime"]
+
+export const build = async () => {
+  await esbuild.build({
+    entryPoints: [new URL("./src/bin.ts", import.meta.url).pathname],
+    outfile: new URL("./dist/toolwright.mjs", import.meta.url).pathname,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external,
+    banner: {
+      js: "import { createRequire as __twCreateRequire } from 'node:module';const require = __twCreateRequire(import.meta.url);"
+    },
+    logLevel: "warning",
+    legalComments: "none"
+  })
+  chmodSync(new URL("./dist/toolwright.mjs", import.meta.url), 0o755)
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await build()

@@ -1,0 +1,23 @@
+/**
+ * Options every command shares (`--cwd`, `--settings`, `--permission-mode`), declared once so each
+ * command reads them the same way.
+ */
+import { Options } from "@effect/cli"
+import { Permission } from "@toolwright/core"
+
+export const cwd = Options.directory("cwd", { exists: "yes" }).pipe(
+  Options.withDescription("The working directory for tools and project files (default: the current directory)"),
+  Options.optional
+)
+
+export const settings = Options.file("settings", { exists: "yes" }).pipe(
+  Options.withDescription("A settings file applied over the user and project settings"),
+  Options.optional
+)
+
+export const permissionMode = Options.choice("permission-mode", Permission.PermissionMode.literals).pipe(
+  Options.withDescription("default | acceptEdits | plan | dontAsk | bypassPermissions"),
+  Options.optional
+)
+
+export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON instead of text"))

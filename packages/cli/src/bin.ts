@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+import { runMain } from "./main.js"
+
+runMain()

@@ -1,0 +1,45 @@
+/**
+ * The `toolwright` command tree and its entry point: usage errors exit 2, error results exit 1.
+ */
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Exit } from "effect"
+import * as RunCommand from "./commands/RunCommand.js"
+import * as ToolsCommand from "./commands/ToolsCommand.js"
+
+export const VERSION = "0.1.0"
+
+export const root = Command.make("toolwright").pipe(
+  Command.withDescription("Run LLM tools the way Claude Code does: list them, run them, serve them"),
+  Command.withSubcommands([ToolsCommand.command, RunCommand.command])
+)
+
+const cli = Command.run(root, { name: "toolwright", version: VERSION })
+
+/** Runs the CLI on `argv` (as process.argv) and resolves with the exit code. */
+export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
+  cli(argv).pipe(
+    Effect.provide(NodeContext.layer),
+    Effect.exit,
+    Effect.flatMap((exit) => {
+      if (Exit.isSuccess(exit)) return Effect.succeed(0)
+      const failure = Cause.failureOption(exit.cause)
+      if (failure._tag === "Some") {
+        const error = failure.value
+        if (ValidationError.isValidationError(error)) return Effect.succeed(2)
+        if (error._tag === "UsageError") return Effect.as(Console.error(`Error: ${error.message}`), 2)
+        if (error._tag === "ErrorOutcome") return Effect.succeed(1)
+      }
+      if (Cause.isInterruptedOnly(exit.cause)) return Effect.succeed(130)
+      return Effect.as(Console.error(Cause.pretty(exit.cause)), 1)
+    })
+  )
+
+export const runMain = (): void =>
+  NodeRuntime.runMain(
+    Effect.flatMap(main(process.argv), (code) =>
+      Effect.sync(() => {
+        process.exitCode = code
+      })),
+    { disableErrorReporting: true, disablePrettyLogger: true }
+  )
