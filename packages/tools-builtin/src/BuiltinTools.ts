@@ -2,9 +2,11 @@
  * The built-in tools as one `ToolPlugin`. Each tool lives in its own folder (`read/ReadTool.ts`,
  * `glob/GlobTool.ts`, …); this module lists them and merges the layers they need.
  */
+import type { Tool } from "@toolwright/core"
 import { ToolPlugin } from "@toolwright/core"
+import { ReadTool } from "./read/ReadTool.js"
 
-export const tools = [] as const
+export const tools: ReadonlyArray<Tool.Any> = [ReadTool]
 
 export const plugin = ToolPlugin.make({
   name: "@toolwright/tools-builtin",

@@ -1,1 +1,2 @@
 export * as BuiltinTools from "./BuiltinTools.js"
+export * as ReadTool from "./read/ReadTool.js"

@@ -1,0 +1,173 @@
+/**
+ * Read: a file's lines as `N\tcontent` (1-based, 2,000 lines by default, long lines cut), with the
+ * warnings and refusals Claude Code gives (missing file, directory, binary, too large, offset past the
+ * end, empty file). Every successful read is recorded in the session's read-file state, which Write and
+ * Edit check before they touch the file.
+ */
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Tool, ToolErrors } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
+import { Effect, Schema } from "effect"
+import { recordRead } from "../internal/fileState.js"
+import { realPath, resolvePath } from "../internal/paths.js"
+import { BINARY_EXTENSIONS } from "./fileKinds.js"
+import * as Prompt from "./prompt.js"
+import { decode, detectEncoding, looksBinary, splitLines } from "./textDecoding.js"
+
+export const ReadInput = Schema.Struct({
+  file_path: Schema.String.annotations({ description: "The absolute path to the file to read" }),
+  offset: Schema.optional(Schema.Number.annotations({
+    description: "The line number to start reading from. Only provide if the file is too large to read at once"
+  })),
+  limit: Schema.optional(Schema.Number.annotations({
+    description: "The number of lines to read. Only provide if the file is too large to read at once."
+  }))
+})
+export type ReadInput = typeof ReadInput.Type
+
+/** What a read produced; `mapToolResult` renders it for the model. */
+export type ReadOutput =
+  | {
+    readonly type: "text"
+    readonly filePath: string
+    /** The numbered lines, as the model reads them. */
+    readonly content: string
+    readonly startLine: number
+    readonly numLines: number
+    readonly totalLines: number
+  }
+  | { readonly type: "empty"; readonly filePath: string }
+  | { readonly type: "pastEnd"; readonly filePath: string; readonly offset: number; readonly totalLines: number }
+
+const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
+
+/** The path Read works on and permission rules see: `~` expanded, resolved against cwd, symlinks followed. */
+export const readPath = (filePath: string, context: ToolUseContext.ToolUseContext): string =>
+  realPath(resolvePath(context.cwd, filePath))
+
+/** Claude Code's hint for a missing file: a sibling with the same name and another extension. */
+const similarFile = (missing: string): Effect.Effect<string | undefined> =>
+  Effect.promise(async () => {
+    const dir = path.dirname(missing)
+    const stem = path.basename(missing, path.extname(missing))
+    try {
+      const entries = await fs.readdir(dir)
+      const match = entries.find((name) =>
+        name !== path.basename(missing) && path.basename(name, path.extname(name)) === stem
+      )
+      return match === undefined ? undefined : path.join(dir, match)
+    } catch {
+      return undefined
+    }
+  })
+
+const statFile = (file: string, context: ToolUseContext.ToolUseContext) =>
+  Effect.tryPromise({ try: () => fs.stat(file), catch: (error) => error }).pipe(
+    Effect.catchAll((error) => {
+      const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
+      if (code === "ENOENT" || code === "ENOTDIR") {
+        return Effect.flatMap(similarFile(file), (suggestion) => fail(Prompt.fileNotFound(context.cwd, suggestion)))
+      }
+      return fail(`Could not read ${file}: ${error instanceof Error ? error.message : String(error)}`)
+    })
+  )
+
+const readBytes = (file: string) =>
+  Effect.tryPromise({
+    try: () => fs.readFile(file),
+    catch: (error) =>
+      new ToolErrors.ToolError({
+        message: `Could not read ${file}: ${error instanceof Error ? error.message : String(error)}`
+      })
+  })
+
+const numberLines = (lines: ReadonlyArray<string>, firstLine: number): string => {
+  let out = ""
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]
+    if (i > 0) out += "\n"
+    out += `${firstLine + i}\t${line.length > Prompt.MAX_LINE_CHARS ? line.slice(0, Prompt.MAX_LINE_CHARS) : line}`
+  }
+  return out
+}
+
+const readText = Effect.fn("Read.text")(function*(
+  file: string,
+  input: ReadInput,
+  context: ToolUseContext.ToolUseContext
+) {
+  const stat = yield* statFile(file, context)
+  if (stat.isDirectory()) return yield* fail(Prompt.isDirectory(file))
+  const extension = path.extname(file).toLowerCase()
+  if (BINARY_EXTENSIONS.has(extension)) return yield* fail(Prompt.binaryFile(extension))
+  const ranged = input.offset !== undefined || input.limit !== undefined
+  if (!ranged && stat.size > Prompt.MAX_FILE_BYTES) return yield* fail(Prompt.fileTooLarge(stat.size))
+
+  const bytes = yield* readBytes(file)
+  const encoding = detectEncoding(bytes)
+  if (looksBinary(bytes, encoding)) return yield* fail(Prompt.binaryFile(extension))
+  const range = {
+    ...(input.offset !== undefined ? { offset: input.offset } : {}),
+    ...(input.limit !== undefined ? { limit: input.limit } : {})
+  }
+  recordRead(context, file, bytes, stat.mtimeMs, range)
+
+  const lines = splitLines(decode(bytes, encoding))
+  if (lines.length === 0) return { type: "empty", filePath: file } satisfies ReadOutput
+  // Claude Code treats offset 0 as the first line.
+  const startLine = Math.max(1, input.offset ?? 1)
+  if (startLine > lines.length) {
+    return { type: "pastEnd", filePath: file, offset: input.offset ?? startLine, totalLines: lines.length } satisfies
+      ReadOutput
+  }
+  const shown = lines.slice(startLine - 1, startLine - 1 + (input.limit ?? Prompt.DEFAULT_LINE_LIMIT))
+  const content = numberLines(shown, startLine)
+  const tokens = Math.ceil(content.length / 4)
+  if (tokens > Prompt.MAX_OUTPUT_TOKENS) return yield* fail(Prompt.tooManyTokens(tokens))
+  return {
+    type: "text",
+    filePath: file,
+    content,
+    startLine,
+    numLines: shown.length,
+    totalLines: lines.length
+  } satisfies ReadOutput
+})
+
+const renderOutput = (output: ReadOutput): string => {
+  switch (output.type) {
+    case "text":
+      return output.content
+    case "empty":
+      return Prompt.emptyFile
+    case "pastEnd":
+      return Prompt.offsetPastEnd(output.offset, output.totalLines)
+  }
+}
+
+export const ReadTool = Tool.make({
+  name: "Read",
+  description: Prompt.DESCRIPTION,
+  prompt: Prompt.PROMPT,
+  input: ReadInput,
+  source: "builtin",
+  searchHint: "read file contents lines image pdf notebook",
+  maxResultSizeChars: Infinity,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  userFacingName: () => "Read",
+  getPath: (input, context) => readPath(input.file_path, context),
+  toClassifierInput: (input) => input.file_path,
+  validateInput: (input) => {
+    if (input.offset !== undefined && (!Number.isInteger(input.offset) || input.offset < 0)) {
+      return fail(`offset must be a line number (an integer, 1 or more); got ${input.offset}.`)
+    }
+    if (input.limit !== undefined && (!Number.isInteger(input.limit) || input.limit < 1)) {
+      return fail(`limit must be a number of lines (an integer, 1 or more); got ${input.limit}.`)
+    }
+    return Effect.void
+  },
+  call: (input, context) => readText(readPath(input.file_path, context), input, context),
+  mapToolResult: renderOutput
+})
