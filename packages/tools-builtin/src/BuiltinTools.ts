@@ -4,9 +4,10 @@
  */
 import type { Tool } from "@toolwright/core"
 import { ToolPlugin } from "@toolwright/core"
+import { GlobTool } from "./glob/GlobTool.js"
 import { ReadTool } from "./read/ReadTool.js"
 
-export const tools: ReadonlyArray<Tool.Any> = [ReadTool]
+export const tools: ReadonlyArray<Tool.Any> = [GlobTool, ReadTool]
 
 export const plugin = ToolPlugin.make({
   name: "@toolwright/tools-builtin",
