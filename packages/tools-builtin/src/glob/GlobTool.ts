@@ -1,0 +1,108 @@
+/**
+ * Glob: files whose path matches a glob pattern, newest first, at most 100. `rg --files` walks the
+ * tree (honouring nested `.gitignore` files, showing hidden files but not VCS internals) and the
+ * pattern is matched here with picomatch: given to rg as `--glob` it would re-include ignored files.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Tool, ToolErrors } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
+import { Effect, Schema } from "effect"
+import picomatch from "picomatch"
+import { displayPath, newestFirst } from "../internal/fileList.js"
+import { expandHome, realPath, resolvePath } from "../internal/paths.js"
+import * as Ripgrep from "../internal/ripgrep.js"
+import * as Prompt from "./prompt.js"
+
+export const GlobInput = Schema.Struct({
+  pattern: Schema.String.annotations({ description: "The glob pattern to match files against" }),
+  path: Schema.optional(Schema.String.annotations({ description: Prompt.PATH_DESCRIPTION }))
+})
+export type GlobInput = typeof GlobInput.Type
+
+export interface GlobOutput {
+  /** As shown: relative to the cwd when inside it. */
+  readonly filenames: ReadonlyArray<string>
+  readonly numFiles: number
+  readonly truncated: boolean
+}
+
+export const GlobProgress = Schema.Struct({ filesScanned: Schema.Number })
+
+/**
+ * Where the walk starts and what is matched below it. A pattern's literal leading directories
+ * (`src/` in `src/**\/*.ts`, or an absolute `/repo/lib/*.js`) move the walk's root there, so rg walks
+ * only what can match and permission rules see the directory really searched.
+ */
+export interface GlobPlan {
+  /** The `path` parameter (or the cwd), resolved. */
+  readonly searchDir: string
+  /** The directory rg walks. */
+  readonly root: string
+  readonly matches: (relative: string) => boolean
+}
+
+export const plan = (input: GlobInput, context: ToolUseContext.ToolUseContext): GlobPlan => {
+  const searchDir = input.path === undefined ? context.cwd : resolvePath(context.cwd, input.path)
+  const pattern = expandHome(input.pattern)
+  const scanned = picomatch.scan(pattern)
+  if (!scanned.isGlob) {
+    // A plain path: the one file it names.
+    const file = path.resolve(searchDir, pattern)
+    const name = path.basename(file)
+    return { searchDir, root: path.dirname(file), matches: (relative) => relative === name }
+  }
+  const root = scanned.base === "" ? searchDir : path.resolve(searchDir, scanned.base)
+  const glob = scanned.base === "" ? pattern : scanned.glob
+  // Like rg's and .gitignore's globs, a pattern without a slash matches a file's name at any depth.
+  const isMatch = picomatch(glob, { dot: true, basename: !pattern.includes("/") })
+  return { searchDir, root, matches: (relative) => isMatch(relative) }
+}
+
+const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
+
+const checkDirectory = (dir: string, context: ToolUseContext.ToolUseContext) => {
+  const stat = fs.statSync(dir, { throwIfNoEntry: false })
+  if (stat === undefined) return fail(Prompt.directoryNotFound(dir, context.cwd))
+  if (!stat.isDirectory()) return fail(Prompt.notADirectory(dir))
+  return Effect.void
+}
+
+const glob = Effect.fn("Glob.call")(function*(input: GlobInput, context: ToolUseContext.ToolUseContext) {
+  const { matches, root, searchDir } = plan(input, context)
+  yield* checkDirectory(searchDir, context)
+  if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) {
+    return { filenames: [], numFiles: 0, truncated: false } satisfies GlobOutput
+  }
+  const result = yield* Ripgrep.run(["--files", ...Ripgrep.commonArgs], {
+    cwd: root,
+    accept: matches,
+    progressEvery: Ripgrep.PROGRESS_INTERVAL
+  }).pipe(Effect.flatMap(Ripgrep.checkExit), Effect.scoped)
+  const sorted = newestFirst(result.lines.map((relative) => path.join(root, relative)))
+  const shown = sorted.slice(0, Prompt.MAX_RESULTS).map((file) => displayPath(context.cwd, file))
+  return { filenames: shown, numFiles: shown.length, truncated: sorted.length > Prompt.MAX_RESULTS } satisfies
+    GlobOutput
+})
+
+const render = (output: GlobOutput): string => {
+  if (output.filenames.length === 0) return Prompt.NO_FILES
+  return output.truncated ? [...output.filenames, Prompt.TRUNCATED].join("\n") : output.filenames.join("\n")
+}
+
+export const GlobTool = Tool.make({
+  name: "Glob",
+  description: Prompt.DESCRIPTION,
+  prompt: Prompt.PROMPT,
+  input: GlobInput,
+  progress: GlobProgress,
+  source: "builtin",
+  searchHint: "find files by name glob pattern",
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  // Permission rules see the directory really walked, symlinks resolved.
+  getPath: (input, context) => realPath(plan(input, context).root),
+  toClassifierInput: (input) => (input.path === undefined ? input.pattern : `${input.pattern} in ${input.path}`),
+  call: glob,
+  mapToolResult: render
+})

@@ -1,0 +1,150 @@
+/**
+ * Running ripgrep for Glob and Grep: the binary shipped by `@vscode/ripgrep`, the flags both tools
+ * share, and a scoped run that streams stdout line by line, stops rg once enough lines arrived, and
+ * kills it whenever the call ends early (interruption, failure): a call never leaves an rg behind.
+ */
+import { spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { ToolErrors, ToolProgress } from "@toolwright/core"
+import { rgPath } from "@vscode/ripgrep"
+import { Duration, Effect, Schedule } from "effect"
+import type { Scope } from "effect"
+
+export { rgPath }
+
+/** Version-control directories hidden from results even though hidden files are shown. */
+export const VCS_DIRECTORIES = [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"] as const
+
+/**
+ * Flags both tools pass: hidden files are searched (a model expects `.github/`, `.env.example`), VCS
+ * internals are not, and `.gitignore` files apply even outside a git repository.
+ */
+export const commonArgs: ReadonlyArray<string> = [
+  "--hidden",
+  "--no-require-git",
+  ...VCS_DIRECTORIES.flatMap((dir) => ["--glob", `!${dir}`])
+]
+
+export interface RunOptions {
+  readonly cwd: string
+  /** Keeps only the lines this accepts (Glob's pattern match); all lines count as scanned. */
+  readonly accept?: (line: string) => boolean
+  /** Stop rg once this many lines were kept. */
+  readonly maxLines?: number
+  /** Reports `{ filesScanned }` progress at most this often while rg runs; off when absent. */
+  readonly progressEvery?: Duration.DurationInput
+  /** What the progress counts: every stdout line (Glob) or a file seen in a line (Grep). */
+  readonly countScanned?: (line: string) => boolean
+}
+
+export interface RunResult {
+  readonly lines: Array<string>
+  /** Every stdout line seen, kept or not. */
+  readonly scanned: number
+  /** rg's exit code; `undefined` when it was stopped after `maxLines`. */
+  readonly exitCode: number | undefined
+  readonly stderr: string
+  /** True when rg was stopped because `maxLines` lines were kept. */
+  readonly stoppedEarly: boolean
+}
+
+const kill = (child: ChildProcess) =>
+  Effect.sync(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  })
+
+const MAX_STDERR_CHARS = 10_000
+
+/**
+ * Runs rg with `args` in `cwd` and collects its stdout lines. The process is released with the
+ * scope; stopping early (maxLines) kills it at once instead of reading the rest.
+ */
+export const run = (
+  args: ReadonlyArray<string>,
+  options: RunOptions
+): Effect.Effect<RunResult, ToolErrors.ToolError, Scope.Scope | ToolProgress.ToolProgress> =>
+  Effect.gen(function*() {
+    const child = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => spawn(rgPath, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] }),
+        catch: (error) => new ToolErrors.ToolError({ message: `Could not start ripgrep (${rgPath}): ${String(error)}` })
+      }),
+      kill
+    )
+    const state = { scanned: 0 }
+    if (options.progressEvery !== undefined) {
+      let reported = 0
+      yield* Effect.suspend(() => {
+        if (state.scanned === reported) return Effect.void
+        reported = state.scanned
+        return ToolProgress.report({ filesScanned: reported })
+      }).pipe(
+        Effect.delay(options.progressEvery),
+        Effect.repeat(Schedule.forever),
+        Effect.forkScoped
+      )
+    }
+    return yield* Effect.async<RunResult, ToolErrors.ToolError>((resume) => {
+      const lines: Array<string> = []
+      let partial = ""
+      let stderr = ""
+      let done = false
+      const { accept, countScanned, maxLines } = options
+      const finish = (result: Effect.Effect<RunResult, ToolErrors.ToolError>) => {
+        if (done) return
+        done = true
+        resume(result)
+      }
+      const take = (line: string): boolean => {
+        if (countScanned === undefined || countScanned(line)) state.scanned++
+        if (accept !== undefined && !accept(line)) return false
+        lines.push(line)
+        return maxLines !== undefined && lines.length >= maxLines
+      }
+      const stopEarly = () => {
+        child.kill("SIGKILL")
+        finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: undefined, stderr, stoppedEarly: true }))
+      }
+      child.stdout?.setEncoding("utf8")
+      child.stderr?.setEncoding("utf8")
+      child.stdout?.on("data", (chunk: string) => {
+        if (done) return
+        let start = 0
+        for (;;) {
+          const newline = chunk.indexOf("\n", start)
+          if (newline === -1) break
+          const line = partial + chunk.slice(start, newline)
+          partial = ""
+          start = newline + 1
+          if (take(line)) return stopEarly()
+        }
+        partial += chunk.slice(start)
+      })
+      child.stderr?.on("data", (chunk: string) => {
+        if (stderr.length < MAX_STDERR_CHARS) stderr += chunk
+      })
+      child.on("error", (error) =>
+        finish(Effect.fail(new ToolErrors.ToolError({ message: `ripgrep (${rgPath}) failed to run: ${error.message}` }))))
+      child.on("close", (code) => {
+        if (partial !== "" && !done && take(partial)) return stopEarly()
+        finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: code ?? 2, stderr, stoppedEarly: false }))
+      })
+      return kill(child)
+    })
+  })
+
+/**
+ * rg's exit codes: 0 found, 1 found nothing, 2 an error. An error with output (an unreadable file among
+ * readable ones) still has results; an error without output is the call's failure, in rg's own words.
+ */
+export const checkExit = (result: RunResult): Effect.Effect<RunResult, ToolErrors.ToolError> => {
+  if (result.stoppedEarly || result.exitCode === 0 || result.exitCode === 1) return Effect.succeed(result)
+  if (result.lines.length > 0) return Effect.succeed(result)
+  const text = result.stderr.trim()
+  return Effect.fail(
+    new ToolErrors.ToolError({ message: text === "" ? `ripgrep exited with code ${result.exitCode}` : text })
+  )
+}
+
+/** Default progress interval for big trees. */
+export const PROGRESS_INTERVAL = Duration.millis(100)
