@@ -1,0 +1,79 @@
+/**
+ * Atomic file replacement for the writing tools: the new bytes go to a temp file in the target's own
+ * directory (so the rename never crosses a filesystem), are fsynced, take the original's mode, and are
+ * renamed over the target; then the directory is fsynced so the rename itself survives a crash. A process
+ * killed at any moment leaves the old file or the new one, never a truncated mix.
+ */
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { Effect, Schema } from "effect"
+
+/** Writing the file failed; the target is unchanged and the temp file is gone. */
+export class AtomicWriteError extends Schema.TaggedError<AtomicWriteError>(
+  "@toolwright/tools-builtin/AtomicWriteError"
+)("AtomicWriteError", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+
+/** The temp file's name: hidden, next to the target, unique per process and call, recognisable as ours. */
+export const tempPathFor = (target: string): string =>
+  path.join(path.dirname(target), `.${path.basename(target)}.tw-${process.pid}-${randomBytes(6).toString("hex")}.tmp`)
+
+/** True for names `tempPathFor` produces, so tests and cleanup can find leftovers. */
+export const isTempName = (name: string): boolean => /^\..+\.tw-\d+-[0-9a-f]{12}\.tmp$/.test(name)
+
+const statOrUndefined = (file: string) =>
+  Effect.promise(() => fs.stat(file).then((stats) => stats, () => undefined))
+
+/**
+ * Replaces `target` with `data` atomically. An existing target keeps its permission bits (and, when the
+ * process may, its owner); a new file gets the default mode under the umask. The parent directory must
+ * exist. Runs uninterruptibly: once started, the call either replaces the file or leaves it untouched.
+ */
+export const writeFileAtomic = (target: string, data: Uint8Array): Effect.Effect<void, AtomicWriteError> =>
+  Effect.gen(function*() {
+    const fail = (what: string) => (cause: unknown) =>
+      new AtomicWriteError({ path: target, message: `Could not write ${target}: ${what}: ${describe(cause)}` })
+    const existing = yield* statOrUndefined(target)
+    if (existing?.isDirectory()) {
+      return yield* new AtomicWriteError({ path: target, message: `Could not write ${target}: it is a directory` })
+    }
+    const temp = tempPathFor(target)
+
+    const writeTemp = Effect.acquireUseRelease(
+      Effect.tryPromise({ try: () => fs.open(temp, "wx", 0o666), catch: fail("creating a temp file") }),
+      (handle) =>
+        Effect.gen(function*() {
+          yield* Effect.tryPromise({ try: () => handle.writeFile(data), catch: fail("writing the temp file") })
+          if (existing !== undefined) {
+            yield* Effect.tryPromise({
+              try: () => handle.chmod(existing.mode & 0o7777),
+              catch: fail("keeping the file's mode")
+            })
+            // Only root may give a file away; anyone else keeps their own ownership, as an editor would.
+            if (existing.uid !== process.getuid?.() || existing.gid !== process.getgid?.()) {
+              yield* Effect.promise(() => handle.chown(existing.uid, existing.gid).catch(() => undefined))
+            }
+          }
+          yield* Effect.tryPromise({ try: () => handle.sync(), catch: fail("flushing the temp file to disk") })
+        }),
+      (handle) => Effect.promise(() => handle.close().catch(() => undefined))
+    )
+    const rename = Effect.tryPromise({ try: () => fs.rename(temp, target), catch: fail("renaming the temp file") })
+
+    yield* writeTemp.pipe(
+      Effect.zipRight(rename),
+      Effect.tapError(() => Effect.promise(() => fs.rm(temp, { force: true }).catch(() => undefined)))
+    )
+    // Persist the rename itself; some filesystems cannot fsync a directory, and the data is already safe.
+    yield* Effect.promise(() =>
+      fs.open(path.dirname(target), "r").then(
+        (dir) => dir.sync().finally(() => dir.close()).catch(() => undefined),
+        () => undefined
+      )
+    )
+  }).pipe(Effect.uninterruptible, Effect.withSpan("atomicWrite.writeFileAtomic"))
