@@ -6,11 +6,12 @@ import type { Tool } from "@toolwright/core"
 import { ToolPlugin } from "@toolwright/core"
 import { EditTool } from "./edit/EditTool.js"
 import { GlobTool } from "./glob/GlobTool.js"
+import { GrepTool } from "./grep/GrepTool.js"
 import { NotebookEditTool } from "./notebook/NotebookEditTool.js"
 import { ReadTool } from "./read/ReadTool.js"
 import { WriteTool } from "./write/WriteTool.js"
 
-export const tools: ReadonlyArray<Tool.Any> = [EditTool, GlobTool, NotebookEditTool, ReadTool, WriteTool]
+export const tools: ReadonlyArray<Tool.Any> = [EditTool, GlobTool, GrepTool, NotebookEditTool, ReadTool, WriteTool]
 
 export const plugin = ToolPlugin.make({
   name: "@toolwright/tools-builtin",

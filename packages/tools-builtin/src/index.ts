@@ -1,6 +1,7 @@
 export * as BuiltinTools from "./BuiltinTools.js"
 export * as EditTool from "./edit/EditTool.js"
 export * as GlobTool from "./glob/GlobTool.js"
+export * as GrepTool from "./grep/GrepTool.js"
 export * as NotebookEditTool from "./notebook/NotebookEditTool.js"
 export * as ReadTool from "./read/ReadTool.js"
 export * as WriteTool from "./write/WriteTool.js"

@@ -31,15 +31,17 @@ export interface RunOptions {
   readonly accept?: (line: string) => boolean
   /** Stop rg once this many lines were kept. */
   readonly maxLines?: number
-  /** Reports `{ filesScanned }` progress at most this often while rg runs; off when absent. */
+  /** Reports `{ [progressKey]: count }` at most this often while rg runs, when the count moved; off when absent. */
   readonly progressEvery?: Duration.DurationInput
-  /** What the progress counts: every stdout line (Glob) or a file seen in a line (Grep). */
+  /** The progress field: `filesScanned` (Glob, every listed file) unless named (Grep: `filesWithMatches`). */
+  readonly progressKey?: string
+  /** Which stdout lines the progress counts; all of them when absent. */
   readonly countScanned?: (line: string) => boolean
 }
 
 export interface RunResult {
   readonly lines: Array<string>
-  /** Every stdout line seen, kept or not. */
+  /** The stdout lines `countScanned` counted (all by default), kept or not. */
   readonly scanned: number
   /** rg's exit code; `undefined` when it was stopped after `maxLines`. */
   readonly exitCode: number | undefined
@@ -77,7 +79,7 @@ export const run = (
       yield* Effect.suspend(() => {
         if (state.scanned === reported) return Effect.void
         reported = state.scanned
-        return ToolProgress.report({ filesScanned: reported })
+        return ToolProgress.report({ [options.progressKey ?? "filesScanned"]: reported })
       }).pipe(
         Effect.delay(options.progressEvery),
         Effect.repeat(Schedule.forever),

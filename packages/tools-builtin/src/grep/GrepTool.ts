@@ -1,0 +1,215 @@
+/**
+ * Grep: ripgrep with Claude Code's parameters and result formats. rg's output is streamed; in content
+ * and count modes rg is killed as soon as `offset + head_limit` lines arrived, so a huge result is never
+ * read to the end. File lists are newest first, which needs every matching file, so that mode reads all.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { Tool, ToolErrors } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
+import { Effect, Schema } from "effect"
+import { displayPath, newestFirst } from "../internal/fileList.js"
+import { realPath, resolvePath } from "../internal/paths.js"
+import * as Ripgrep from "../internal/ripgrep.js"
+import * as Prompt from "./prompt.js"
+
+const d = Prompt.Descriptions
+
+export const GrepInput = Schema.Struct({
+  pattern: Schema.String.annotations({ description: d.pattern }),
+  path: Schema.optional(Schema.String.annotations({ description: d.path })),
+  glob: Schema.optional(Schema.String.annotations({ description: d.glob })),
+  output_mode: Schema.optional(
+    Schema.Literal("content", "files_with_matches", "count").annotations({ description: d.output_mode })
+  ),
+  "-B": Schema.optional(Schema.Number.annotations({ description: d.before })),
+  "-A": Schema.optional(Schema.Number.annotations({ description: d.after })),
+  "-C": Schema.optional(Schema.Number.annotations({ description: d.contextAlias })),
+  context: Schema.optional(Schema.Number.annotations({ description: d.context })),
+  "-n": Schema.optional(Schema.Boolean.annotations({ description: d.lineNumbers })),
+  "-i": Schema.optional(Schema.Boolean.annotations({ description: d.caseInsensitive })),
+  type: Schema.optional(Schema.String.annotations({ description: d.type })),
+  head_limit: Schema.optional(Schema.Number.annotations({ description: d.head_limit })),
+  offset: Schema.optional(Schema.Number.annotations({ description: d.offset })),
+  multiline: Schema.optional(Schema.Boolean.annotations({ description: d.multiline }))
+})
+export type GrepInput = typeof GrepInput.Type
+
+export type GrepOutput =
+  | {
+    readonly mode: "files_with_matches"
+    readonly filenames: ReadonlyArray<string>
+    readonly appliedLimit: number | undefined
+    readonly appliedOffset: number | undefined
+  }
+  | {
+    readonly mode: "content"
+    readonly content: string
+    readonly numLines: number
+    readonly appliedLimit: number | undefined
+    readonly appliedOffset: number | undefined
+  }
+  | {
+    readonly mode: "count"
+    readonly content: string
+    readonly numMatches: number
+    readonly numFiles: number
+    readonly appliedLimit: number | undefined
+    readonly appliedOffset: number | undefined
+  }
+
+export const GrepProgress = Schema.Struct({ filesWithMatches: Schema.Number })
+
+/** The searched path, resolved against the cwd (`~` expanded). */
+const searchPath = (input: GrepInput, context: ToolUseContext.ToolUseContext): string =>
+  resolvePath(context.cwd, input.path ?? ".")
+
+/**
+ * `glob` as rg globs: split on whitespace, then on commas except inside braces (`*.{ts,tsx}` stays
+ * whole), as Claude Code does.
+ */
+export const splitGlobs = (glob: string | undefined): Array<string> =>
+  glob === undefined ? [] : glob.split(/\s+/).filter((part) => part !== "").flatMap((part) =>
+    part.includes("{") && part.includes("}") ? [part] : part.split(",").filter((g) => g !== "")
+  )
+
+/**
+ * The rg arguments for a call. `target` is the path argument (relative to the cwd when inside it, so rg
+ * prints the paths as the model will read them), or undefined to search the cwd itself.
+ */
+export const buildArgs = (input: GrepInput, target: string | undefined): Array<string> => {
+  const mode = input.output_mode ?? "files_with_matches"
+  const args = ["--no-config", ...Ripgrep.commonArgs, "--max-columns", String(Prompt.MAX_COLUMNS)]
+  if (input.multiline === true) args.push("-U", "--multiline-dotall")
+  if (input["-i"] === true) args.push("-i")
+  if (mode === "files_with_matches") args.push("-l")
+  else if (mode === "count") args.push("-c", "--with-filename")
+  else {
+    args.push("--with-filename")
+    if (input["-n"] ?? true) args.push("-n")
+    const around = input.context ?? input["-C"]
+    if (around !== undefined) args.push("-C", String(around))
+    else {
+      if (input["-B"] !== undefined) args.push("-B", String(input["-B"]))
+      if (input["-A"] !== undefined) args.push("-A", String(input["-A"]))
+    }
+  }
+  if (input.type !== undefined && input.type !== "") args.push("--type", input.type)
+  for (const glob of splitGlobs(input.glob)) args.push("--glob", glob)
+  args.push("-e", input.pattern)
+  if (target !== undefined) args.push("--", target)
+  return args
+}
+
+/** `| tail -n +offset | head -limit`; the limit is reported only when it cut something. */
+const applyHeadLimit = <A>(items: ReadonlyArray<A>, limit: number, offset: number) => {
+  if (limit === 0) return { items: items.slice(offset), appliedLimit: undefined }
+  return {
+    items: items.slice(offset, offset + limit),
+    appliedLimit: items.length - offset > limit ? limit : undefined
+  }
+}
+
+/** Counts each file once as its lines stream by, for progress (rg prints a file's lines together). */
+const fileCounter = (mode: "content" | "files_with_matches" | "count") => {
+  if (mode !== "content") return undefined
+  let last = ""
+  return (line: string): boolean => {
+    const match = /^(.+?)[:-]\d+[:-]/.exec(line)
+    if (match === null || match[1] === last) return false
+    last = match[1]
+    return true
+  }
+}
+
+const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
+
+const isNonNegativeInteger = (n: number | undefined) => n === undefined || (Number.isInteger(n) && n >= 0)
+
+const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUseContext.ToolUseContext) {
+  const mode = input.output_mode ?? "files_with_matches"
+  const absolute = searchPath(input, context)
+  const shown = displayPath(context.cwd, absolute)
+  const target = absolute === context.cwd ? undefined : shown
+  const limit = input.head_limit ?? Prompt.DEFAULT_HEAD_LIMIT
+  const offset = input.offset ?? 0
+  const countScanned = fileCounter(mode)
+  const result = yield* Ripgrep.run(buildArgs(input, target), {
+    cwd: context.cwd,
+    progressEvery: Ripgrep.PROGRESS_INTERVAL,
+    progressKey: "filesWithMatches",
+    // One more line than shown tells whether head_limit cut anything.
+    ...(mode !== "files_with_matches" && limit > 0 ? { maxLines: offset + limit + 1 } : {}),
+    ...(countScanned !== undefined ? { countScanned } : {})
+  }).pipe(Effect.flatMap(Ripgrep.checkExit), Effect.scoped)
+  const appliedOffset = offset > 0 ? offset : undefined
+
+  if (mode === "content") {
+    const { appliedLimit, items } = applyHeadLimit(result.lines, limit, offset)
+    return { mode, content: items.join("\n"), numLines: items.length, appliedLimit, appliedOffset } satisfies
+      GrepOutput
+  }
+  if (mode === "count") {
+    const { appliedLimit, items } = applyHeadLimit(result.lines, limit, offset)
+    let numMatches = 0
+    let numFiles = 0
+    for (const line of items) {
+      const count = Number.parseInt(line.slice(line.lastIndexOf(":") + 1), 10)
+      if (Number.isNaN(count)) continue
+      numMatches += count
+      numFiles++
+    }
+    return { mode, content: items.join("\n"), numMatches, numFiles, appliedLimit, appliedOffset } satisfies
+      GrepOutput
+  }
+  const sorted = newestFirst(result.lines.map((line) => path.resolve(context.cwd, line)))
+  const { appliedLimit, items } = applyHeadLimit(sorted, limit, offset)
+  return {
+    mode,
+    filenames: items.map((file) => displayPath(context.cwd, file)),
+    appliedLimit,
+    appliedOffset
+  } satisfies GrepOutput
+})
+
+const render = (output: GrepOutput): string => {
+  const pagination = Prompt.paginationInfo(output.appliedLimit, output.appliedOffset)
+  switch (output.mode) {
+    case "files_with_matches":
+      return Prompt.filesFound(output.filenames, pagination)
+    case "content":
+      return Prompt.contentFound(output.content, pagination)
+    case "count":
+      return Prompt.countFound(output.content, output.numMatches, output.numFiles, pagination)
+  }
+}
+
+export const GrepTool = Tool.make({
+  name: "Grep",
+  description: Prompt.DESCRIPTION,
+  prompt: Prompt.PROMPT,
+  input: GrepInput,
+  progress: GrepProgress,
+  source: "builtin",
+  searchHint: "search file contents regex ripgrep",
+  maxResultSizeChars: 20_000,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  getPath: (input, context) => realPath(searchPath(input, context)),
+  toClassifierInput: (input) => (input.path === undefined ? input.pattern : `${input.pattern} in ${input.path}`),
+  validateInput: (input, context) => {
+    for (const key of ["-A", "-B", "-C", "context", "head_limit", "offset"] as const) {
+      if (!isNonNegativeInteger(input[key])) {
+        return fail(`${key} must be a whole number, 0 or more; got ${input[key]}.`)
+      }
+    }
+    if (input.path !== undefined && !fs.existsSync(searchPath(input, context))) {
+      return fail(
+        `Path does not exist: ${input.path}. Note: your current working directory is ${context.cwd}.`
+      )
+    }
+    return Effect.void
+  },
+  call: grep,
+  mapToolResult: render
+})
