@@ -4,6 +4,8 @@
  */
 import type { Tool } from "@toolwright/core"
 import { ToolPlugin } from "@toolwright/core"
+import * as BashServices from "./bash/BashServices.js"
+import { BashTool } from "./bash/BashTool.js"
 import { EditTool } from "./edit/EditTool.js"
 import { GlobTool } from "./glob/GlobTool.js"
 import { GrepTool } from "./grep/GrepTool.js"
@@ -11,10 +13,23 @@ import { NotebookEditTool } from "./notebook/NotebookEditTool.js"
 import { ReadTool } from "./read/ReadTool.js"
 import { WriteTool } from "./write/WriteTool.js"
 
-export const tools: ReadonlyArray<Tool.Any> = [EditTool, GlobTool, GrepTool, NotebookEditTool, ReadTool, WriteTool]
+export const tools: ReadonlyArray<Tool.AnyWith<BashServices.BashServices>> = [
+  BashTool,
+  EditTool,
+  GlobTool,
+  GrepTool,
+  NotebookEditTool,
+  ReadTool,
+  WriteTool
+]
 
-export const plugin = ToolPlugin.make({
-  name: "@toolwright/tools-builtin",
-  version: "0.1.0",
-  tools
-})
+/** The plugin with options: `env` (settings `env`) is given to every Bash command. */
+export const make = (options: BashServices.Options = {}) =>
+  ToolPlugin.make({
+    name: "@toolwright/tools-builtin",
+    version: "0.1.0",
+    tools,
+    layer: BashServices.layer(options)
+  })
+
+export const plugin = make()

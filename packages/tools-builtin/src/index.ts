@@ -1,3 +1,4 @@
+export * as BashTool from "./bash/BashTool.js"
 export * as BuiltinTools from "./BuiltinTools.js"
 export * as EditTool from "./edit/EditTool.js"
 export * as GlobTool from "./glob/GlobTool.js"

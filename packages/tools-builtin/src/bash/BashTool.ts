@@ -1,0 +1,198 @@
+/**
+ * Bash: runs a command with `bash -c` in its own process group and reports what Claude Code reports —
+ * the interleaved output (cut in the middle past `BASH_MAX_OUTPUT_LENGTH`), `Exit code N` for a failure,
+ * `Command timed out after Ns`, the shell's cwd carried to the next call (and reset when it leaves the
+ * working directories). Its failure cancels parallel siblings; interrupting it kills the whole group.
+ */
+import * as os from "node:os"
+import * as path from "node:path"
+import { Tool, ToolErrors, ToolProgress } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
+import { Config, ConfigError, Effect, Schema } from "effect"
+import * as Prompt from "./prompt.js"
+import * as ShellProcess from "./ShellProcess.js"
+import { ShellState } from "./ShellState.js"
+
+export const BashInput = Schema.Struct({
+  command: Schema.String.annotations({ description: "The command to execute" }),
+  timeout: Schema.optional(Schema.Number.annotations({ description: "Optional timeout in milliseconds (max 600000)" })),
+  description: Schema.optional(Schema.String.annotations({
+    description: "Clear, concise description of what this command does in 5-10 words, in active voice."
+  }))
+})
+export type BashInput = typeof BashInput.Type
+
+/** What a finished command produced; `mapToolResult` renders it. */
+export interface BashOutput {
+  readonly output: string
+  /** The directory the shell's cwd was reset to, when the command left the working directories. */
+  readonly cwdReset: string | undefined
+  /** Where the full output was saved, when it was too long to return whole. */
+  readonly savedTo: string | undefined
+}
+
+/** What a running command reports, at most every 100 ms: the output since the previous report. */
+export const BashProgress = Schema.Struct({
+  type: Schema.Literal("bash_progress"),
+  output: Schema.String,
+  totalChars: Schema.Number,
+  elapsedMs: Schema.Number,
+  interrupted: Schema.optional(Schema.Boolean)
+})
+export type BashProgress = typeof BashProgress.Type
+
+export const DEFAULT_TIMEOUT_MS = 120_000
+export const MAX_TIMEOUT_MS = 600_000
+export const DEFAULT_MAX_OUTPUT_LENGTH = 30_000
+export const PROGRESS_INTERVAL_MS = 100
+
+const positiveInteger = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
+  )
+
+/** The limits, from `BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS` and `BASH_MAX_OUTPUT_LENGTH`. */
+export const limits = Config.all({
+  defaultTimeoutMs: positiveInteger("BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
+  maxTimeoutMs: positiveInteger("BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS),
+  maxOutputChars: positiveInteger("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT_LENGTH)
+}).pipe(
+  // A maximum below the default lowers the default too: no call may run longer than the maximum.
+  Config.map((l) => ({ ...l, defaultTimeoutMs: Math.min(l.defaultTimeoutMs, l.maxTimeoutMs) }))
+)
+
+const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
+
+const loadLimits = limits.pipe(
+  Effect.catchAll((error: ConfigError.ConfigError) =>
+    fail(`Bash is misconfigured: ${String(error)}. Fix the environment variable or unset it to use the default.`)
+  )
+)
+
+/** The limits as the environment had them when the module loaded, for the prompt. */
+const promptLimits = Effect.runSync(Effect.orElseSucceed(limits, () => ({
+  defaultTimeoutMs: DEFAULT_TIMEOUT_MS,
+  maxTimeoutMs: MAX_TIMEOUT_MS,
+  maxOutputChars: DEFAULT_MAX_OUTPUT_LENGTH
+})))
+
+/** Seconds as Claude Code prints them: `5s`, `0.5s`. */
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))}s`
+
+/** The exit code a shell would report: the status, or 128 + the signal number when a signal ended it. */
+export const exitCodeOf = (status: ShellProcess.ExitStatus): number => {
+  if (status.code !== null) return status.code
+  const number = status.signal === null ? undefined : os.constants.signals[status.signal]
+  return number === undefined ? 1 : 128 + number
+}
+
+const trimOutput = (text: string): string => text.replace(/^(\s*\n)+/, "").trimEnd()
+
+const notes = (output: BashOutput): string => {
+  const lines: Array<string> = []
+  if (output.savedTo !== undefined) lines.push(`[Full output saved to ${output.savedTo}]`)
+  if (output.cwdReset !== undefined) lines.push(`Shell cwd was reset to ${output.cwdReset}`)
+  return lines.join("\n")
+}
+
+/** The text the model reads for a finished command. */
+export const renderOutput = (output: BashOutput): string => {
+  const extra = notes(output)
+  if (extra === "") return output.output
+  return output.output === "" ? extra : `${output.output}\n${extra}`
+}
+
+const spoolPathFor = (context: ToolUseContext.ToolUseContext): string =>
+  path.join(
+    context.projectDir,
+    context.sessionId,
+    "tool-results",
+    `bash-${context.toolUseId === "" ? crypto.randomUUID() : context.toolUseId}.txt`
+  )
+
+/** Runs a command in the foreground; failures (exit code, timeout) are ToolErrors with the output. */
+export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseContext) =>
+  Effect.gen(function*() {
+    const shell = yield* ShellState
+    const progress = yield* ToolProgress.ToolProgress
+    const { defaultTimeoutMs, maxOutputChars } = yield* loadLimits
+    const timeoutMs = input.timeout ?? defaultTimeoutMs
+    const cwd = yield* shell.cwd(context)
+    const result = yield* ShellProcess.run({
+      command: input.command,
+      cwd,
+      env: shell.env(),
+      graceMs: shell.killGraceMs,
+      timeoutMs,
+      maxOutputChars,
+      spoolPath: spoolPathFor(context),
+      maxSpoolBytes: shell.maxSpoolBytes,
+      progressIntervalMs: PROGRESS_INTERVAL_MS,
+      onProgress: (p) => progress.report({ type: "bash_progress", ...p } satisfies BashProgress),
+      onInterrupt: (output) =>
+        progress.report(
+          {
+            type: "bash_progress",
+            output: trimOutput(output),
+            totalChars: output.length,
+            elapsedMs: 0,
+            interrupted: true
+          } satisfies BashProgress
+        )
+    }).pipe(
+      Effect.catchTag("SpawnError", (error) => fail(`Bash could not start the command in ${cwd}: ${error.message}`))
+    )
+    const cwdReset = yield* shell.update(context, result.finalCwd)
+    const output: BashOutput = {
+      output: trimOutput(result.output),
+      cwdReset,
+      savedTo: result.spoolPath === undefined
+        ? undefined
+        : result.spoolTruncated
+        ? `${result.spoolPath} (the first ${shell.maxSpoolBytes} bytes of ${result.totalChars} characters)`
+        : result.spoolPath
+    }
+    if (result.timedOut) {
+      return yield* fail(joinLines(`Command timed out after ${seconds(timeoutMs)}`, renderOutput(output)))
+    }
+    const code = exitCodeOf(result.status)
+    if (code !== 0) return yield* fail(joinLines(`Exit code ${code}`, renderOutput(output)))
+    return output
+  })
+
+const joinLines = (first: string, rest: string): string => (rest === "" ? first : `${first}\n${rest}`)
+
+/** Rejects a timeout outside 1..max (never clamps it silently). */
+export const validateTimeout = (input: BashInput) =>
+  Effect.gen(function*() {
+    if (input.timeout === undefined) return
+    const { maxTimeoutMs } = yield* loadLimits
+    if (!Number.isInteger(input.timeout) || input.timeout < 1 || input.timeout > maxTimeoutMs) {
+      return yield* fail(
+        `InputValidationError: Bash failed due to the following issue:\nThe parameter \`timeout\` is invalid: ` +
+          `expected an integer number of milliseconds between 1 and ${maxTimeoutMs}, got ${input.timeout}. ` +
+          `Omit it to use the default.`
+      )
+    }
+  })
+
+export const BashTool = Tool.make({
+  name: "Bash",
+  description: Prompt.DESCRIPTION,
+  prompt: Prompt.prompt(promptLimits),
+  input: BashInput,
+  progress: BashProgress,
+  source: "builtin",
+  maxResultSizeChars: 30_000,
+  cascadeOnError: true,
+  interruptBehavior: "cancel",
+  searchHint: "shell command terminal run execute",
+  validateInput: (input) => validateTimeout(input),
+  userFacingName: () => "Bash",
+  toClassifierInput: (input) => input.command,
+  mapToolResult: (output: BashOutput) => renderOutput(output),
+  // Until the command analysis is wired in, nothing about a command line is trusted.
+  ruleSubjects: (input) => ({ specifiers: [input.command], paths: [], opaque: "the command was not analysed" }),
+  call: (input, context) => runForeground(input, context)
+})

@@ -1,0 +1,281 @@
+/**
+ * Running one `bash -c` command the way an agent needs: in its own process group, stdout and stderr
+ * interleaved into one stream, waited on by process exit (a background job may hold the pipes open for
+ * ever), and the whole group killed — SIGTERM, then SIGKILL after a grace period — on timeout, on
+ * interruption, and after the leader exits so `cmd &` leftovers die with it. The spawned child is a scoped
+ * resource: closing the scope kills its group, whatever ended the call.
+ */
+import * as ChildProcess from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Clock, Data, Duration, Effect, Exit, Option } from "effect"
+import type { Scope } from "effect"
+import { OutputBuffer } from "./OutputBuffer.js"
+
+/**
+ * The script bash runs: stderr joins stdout so the model reads them in the order they were written, the
+ * user's command is `eval`ed from a positional parameter (never spliced into the script), and the shell's
+ * final directory is written on exit so the next call can start there.
+ */
+const WRAPPER = [
+  "exec 2>&1",
+  "__toolwright_cwd_file=$2",
+  "__toolwright_command=$1",
+  "set --",
+  "trap 'pwd -P >| \"$__toolwright_cwd_file\" 2>/dev/null' EXIT",
+  "eval \"$__toolwright_command\""
+].join("\n")
+
+/**
+ * Whether any live process of the group is still there. `kill(-pgid, 0)` also sees zombies, which a
+ * container's init may never reap; on Linux `/proc` tells them apart, so a group of zombies counts as gone.
+ */
+export const groupAlive = (pgid: number): boolean => {
+  try {
+    process.kill(-pgid, 0)
+  } catch (error) {
+    // EPERM means it exists but belongs to someone else: still alive as far as we are concerned.
+    return error instanceof Error && "code" in error && error.code === "EPERM"
+  }
+  if (process.platform !== "linux") return true
+  let entries: Array<string>
+  try {
+    entries = fs.readdirSync("/proc")
+  } catch {
+    return true
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1")
+    } catch {
+      continue
+    }
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so parse after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+  }
+  return false
+}
+
+const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
+  try {
+    process.kill(-pgid, signal)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * SIGTERM to the whole group, then SIGKILL to whatever is left after `graceMs`. Returns at once when the
+ * group is already empty, which is the common case after a command that started nothing in the background.
+ */
+export const killGroup = (pgid: number, graceMs: number): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    if (!signalGroup(pgid, "SIGTERM")) return
+    const deadline = (yield* Clock.currentTimeMillis) + graceMs
+    // A deadline rather than a timeout: this runs in finalizers, where nothing can be interrupted.
+    while (groupAlive(pgid)) {
+      if ((yield* Clock.currentTimeMillis) >= deadline) {
+        signalGroup(pgid, "SIGKILL")
+        return
+      }
+      yield* Effect.sleep(Duration.millis(10))
+    }
+  }).pipe(Effect.uninterruptible)
+
+export interface SpawnOptions {
+  readonly command: string
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string | undefined>>
+  /** Where the output goes: piped to this process, or written straight to a file by the kernel. */
+  readonly output: { readonly _tag: "Pipe" } | { readonly _tag: "File"; readonly fd: number }
+  /** The grace between SIGTERM and SIGKILL when the group is killed. */
+  readonly graceMs: number
+}
+
+/** How the leader ended. */
+export interface ExitStatus {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+export interface ShellProcess {
+  readonly pid: number
+  readonly child: ChildProcess.ChildProcess
+  /** Completes when the leader exits (not when the pipes close); the group is killed right after. */
+  readonly exit: Effect.Effect<ExitStatus>
+  /** Kills the group (SIGTERM, then SIGKILL after the grace period). */
+  readonly kill: Effect.Effect<void>
+  /** The shell's working directory when it exited, if it wrote one. */
+  readonly finalCwd: Effect.Effect<string | undefined>
+}
+
+/** The command could not be started at all (bash missing, cwd gone). */
+export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly message: string }> {}
+
+/**
+ * Starts the command in a new process group, bound to the current scope: when the scope closes, the group
+ * is killed and the temporary cwd file removed. `exit` waits for the leader, then kills any leftovers.
+ */
+export const spawn = (options: SpawnOptions): Effect.Effect<ShellProcess, SpawnError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const cwdFile = path.join(os.tmpdir(), `toolwright-cwd-${process.pid}-${crypto.randomUUID()}`)
+    const child = yield* Effect.acquireRelease(
+      Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
+        const stdio: ChildProcess.StdioOptions = options.output._tag === "Pipe"
+          ? ["ignore", "pipe", "ignore"]
+          : ["ignore", options.output.fd, "ignore"]
+        let proc: ChildProcess.ChildProcess
+        try {
+          proc = ChildProcess.spawn("bash", ["-c", WRAPPER, "toolwright", options.command, cwdFile], {
+            cwd: options.cwd,
+            env: options.env,
+            stdio,
+            detached: true
+          })
+        } catch (error) {
+          resume(Effect.fail(new SpawnError({ message: error instanceof Error ? error.message : String(error) })))
+          return
+        }
+        const onError = (error: Error) => resume(Effect.fail(new SpawnError({ message: error.message })))
+        proc.once("error", onError)
+        proc.once("spawn", () => {
+          proc.off("error", onError)
+          resume(Effect.succeed(proc))
+        })
+      }),
+      (proc) =>
+        Effect.gen(function*() {
+          if (proc.pid !== undefined) yield* killGroup(proc.pid, options.graceMs)
+          proc.stdout?.destroy()
+          yield* Effect.sync(() => fs.rmSync(cwdFile, { force: true }))
+        })
+    )
+    const pid = child.pid ?? 0
+    const exited = new Promise<ExitStatus>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        resolve({ code: child.exitCode, signal: child.signalCode })
+        return
+      }
+      child.once("exit", (code, signal) => resolve({ code, signal }))
+    })
+    const exit = Effect.promise(() => exited).pipe(
+      Effect.tap(() => killGroup(pid, options.graceMs))
+    )
+    const finalCwd = Effect.sync(() => {
+      try {
+        const text = fs.readFileSync(cwdFile, "utf8").trim()
+        return text === "" ? undefined : text
+      } catch {
+        return undefined
+      }
+    })
+    return { pid, child, exit, kill: killGroup(pid, options.graceMs), finalCwd } satisfies ShellProcess
+  })
+
+/** Progress of a running command: the output since the last report, and how much there is in all. */
+export interface Progress {
+  readonly output: string
+  readonly totalChars: number
+  readonly elapsedMs: number
+}
+
+export interface RunOptions {
+  readonly command: string
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly graceMs: number
+  readonly timeoutMs: number
+  readonly maxOutputChars: number
+  /** Where the full output is saved when it outgrows `maxOutputChars`. */
+  readonly spoolPath: string | undefined
+  readonly maxSpoolBytes: number
+  /** Called at most every `progressIntervalMs` while new output keeps arriving. */
+  readonly onProgress: (progress: Progress) => Effect.Effect<void>
+  readonly progressIntervalMs: number
+  /** Called with the output so far if the run is interrupted, before the group is killed. */
+  readonly onInterrupt?: (output: string) => Effect.Effect<void>
+}
+
+export interface RunResult {
+  /** How the leader ended; after a timeout, how it ended once killed. */
+  readonly status: ExitStatus
+  readonly timedOut: boolean
+  /** The output as the model reads it: whole, or head and tail around a count of what was cut. */
+  readonly output: string
+  readonly totalChars: number
+  /** Where the full output was saved, when it was too long to return whole. */
+  readonly spoolPath: string | undefined
+  readonly spoolTruncated: boolean
+  readonly finalCwd: string | undefined
+}
+
+/** Runs a command in the foreground to its end or its timeout, streaming throttled progress. */
+export const run = (options: RunOptions): Effect.Effect<RunResult, SpawnError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const startedAt = Date.now()
+    const buffer = new OutputBuffer({
+      maxChars: options.maxOutputChars,
+      spoolPath: options.spoolPath,
+      maxSpoolBytes: options.maxSpoolBytes
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => buffer.end()))
+    const proc = yield* spawn({ ...options, output: { _tag: "Pipe" } })
+    const stdout = proc.child.stdout
+    const closed = new Promise<void>((resolve) => {
+      if (stdout === null) return resolve()
+      stdout.on("data", (chunk: Buffer) => buffer.write(chunk))
+      stdout.once("close", () => resolve())
+      stdout.once("error", () => resolve())
+    })
+    // The pipe closes as soon as the group is dead and the kernel's buffer read; only a process that left
+    // the group (setsid) could keep it open, and it does not get to hold the call hostage.
+    const drain = Effect.promise(() => closed).pipe(Effect.timeoutOption(Duration.millis(500)))
+    if (options.onInterrupt !== undefined) {
+      const onInterrupt = options.onInterrupt
+      yield* Effect.addFinalizer((exit) =>
+        Exit.isInterrupted(exit)
+          ? Effect.gen(function*() {
+            yield* proc.kill
+            yield* drain
+            yield* onInterrupt(buffer.text())
+          })
+          : Effect.void
+      )
+    }
+    yield* Effect.suspend(() => {
+      const output = buffer.takeDelta()
+      return output === ""
+        ? Effect.void
+        : options.onProgress({ output, totalChars: buffer.totalChars, elapsedMs: Date.now() - startedAt })
+    }).pipe(
+      Effect.delay(Duration.millis(options.progressIntervalMs)),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const finished = yield* Effect.timeoutOption(proc.exit, Duration.millis(options.timeoutMs))
+    let status: ExitStatus
+    if (Option.isSome(finished)) {
+      status = finished.value
+    } else {
+      yield* proc.kill
+      status = yield* proc.exit
+    }
+    yield* drain
+    stdout?.destroy()
+    buffer.end()
+    return {
+      status,
+      timedOut: Option.isNone(finished),
+      output: buffer.text(),
+      totalChars: buffer.totalChars,
+      spoolPath: buffer.spoolPath,
+      spoolTruncated: buffer.spoolTruncated,
+      finalCwd: yield* proc.finalCwd
+    } satisfies RunResult
+  }))

@@ -1,0 +1,196 @@
+import * as fs from "node:fs"
+import { assert, describe, it } from "@effect/vitest"
+import type { Message } from "@toolwright/core"
+import { ToolRuntime } from "@toolwright/core"
+import { Effect, Fiber } from "effect"
+import { BashTool } from "../../src/bash/BashTool.js"
+import { awaitProcesses, call, marker, runtimeLayer, session, survivors, tempDir } from "./support.js"
+
+/** Runs `effect` with an environment variable set, restoring it afterwards. */
+const withEnv = <A, E, R>(name: string, value: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const previous = process.env[name]
+      process.env[name] = value
+      return previous
+    }),
+    () => effect,
+    (previous) =>
+      Effect.sync(() => {
+        if (previous === undefined) delete process.env[name]
+        else process.env[name] = previous
+      })
+  )
+
+const bash = (input: unknown, context: ReturnType<typeof session>) => call("Bash", input, context)
+
+describe("Bash: running commands", () => {
+  it.scopedLive("returns stdout and stderr interleaved in the order they were written", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash({ command: "echo one; echo two >&2; echo three" }, session(dir))
+      assert.strictEqual(result.result.is_error, undefined)
+      assert.strictEqual(result.text, "one\ntwo\nthree")
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("a non-zero exit is an error that starts with the exit code", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash({ command: "echo oops; exit 3" }, session(dir))
+      assert.strictEqual(result.result.is_error, true)
+      assert.strictEqual(result.text, "<tool_use_error>Exit code 3\noops</tool_use_error>")
+      const killed = yield* bash({ command: "kill -9 $$" }, session(dir))
+      assert.strictEqual(killed.text, "<tool_use_error>Exit code 137</tool_use_error>")
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("no output reads as (Bash completed with no output)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash({ command: "true", description: "Do nothing" }, session(dir))
+      assert.strictEqual(result.text, "(Bash completed with no output)")
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("a timeout kills the group and says so with the partial output", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const name = marker()
+      const result = yield* bash(
+        { command: `echo started; (exec -a ${name} sleep 100) & exec -a ${name} sleep 100`, timeout: 500 },
+        session(dir)
+      )
+      assert.strictEqual(result.result.is_error, true)
+      assert.strictEqual(result.text, "<tool_use_error>Command timed out after 0.5s\nstarted</tool_use_error>")
+      assert.strictEqual(survivors(name), 0)
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("a child that ignores SIGTERM gets SIGKILL after the grace period", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const name = marker()
+      const result = yield* bash(
+        { command: `trap '' TERM; (exec -a ${name} sleep 100) & exec -a ${name} sleep 100`, timeout: 300 },
+        session(dir)
+      )
+      assert.strictEqual(result.text, "<tool_use_error>Command timed out after 0.3s</tool_use_error>")
+      assert.strictEqual(survivors(name), 0)
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("background leftovers (cmd &) die when the leader exits", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const name = marker()
+      const result = yield* bash({ command: `(exec -a ${name} sleep 100) & echo launched` }, session(dir))
+      assert.strictEqual(result.text, "launched")
+      assert.strictEqual(survivors(name), 0)
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("interrupting the call kills children and grandchildren", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const name = marker()
+      const command = `echo partial; bash -c "bash -c 'exec -a ${name} sleep 100' & exec -a ${name} sleep 100"`
+      const fiber = yield* Effect.fork(bash({ command }, session(dir)))
+      // The leader's command line carries the name too: wait for it and both sleeps.
+      yield* awaitProcesses(name, 3)
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(survivors(name), 0)
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("the partial output of an interrupted command is reported before the group dies", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const name = marker()
+      const runtime = yield* ToolRuntime.ToolRuntime
+      const events: Array<Message.RuntimeEvent> = []
+      const fiber = yield* Effect.fork(runtime.execute(
+        { type: "tool_use", id: "toolu_interrupted", name: "Bash", input: { command: `echo partial; exec -a ${name} sleep 100` } },
+        session(dir),
+        (event) => Effect.sync(() => events.push(event))
+      ))
+      yield* awaitProcesses(name, 1)
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(survivors(name), 0)
+      const last = events[events.length - 1]
+      assert(last !== undefined && last._tag === "Progress")
+      assert.deepInclude(last.data as object, { type: "bash_progress", output: "partial", interrupted: true })
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("progress streams the new output at most every 100 ms", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash({ command: "for i in 1 2 3 4; do echo line$i; sleep 0.25; done" }, session(dir))
+      assert.strictEqual(result.text, "line1\nline2\nline3\nline4")
+      const progress = result.events.flatMap((event) => (event._tag === "Progress" ? [event.data] : []))
+      assert.isAtLeast(progress.length, 2)
+      const outputs = progress.map((data) => (data as { output: string }).output).join("")
+      assert.isTrue("line1\nline2\nline3\nline4\n".startsWith(outputs))
+      const elapsed = progress.map((data) => (data as { elapsedMs: number }).elapsedMs)
+      for (let i = 1; i < elapsed.length; i++) assert.isAtLeast(elapsed[i]! - elapsed[i - 1]!, 100)
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("long output is cut in the middle with a count, and the full output is saved", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash({ command: "seq 1 20000" }, session(dir))
+      const full = Array.from({ length: 20000 }, (_, i) => `${i + 1}\n`).join("")
+      const cut = full.length - 30_000
+      const expectedHead = full.slice(0, 15_000)
+      const expectedTail = full.slice(full.length - 15_000).trimEnd()
+      const match = /\n\[Full output saved to (.+)\]$/.exec(result.text)
+      assert.isNotNull(match)
+      assert.strictEqual(
+        result.text,
+        `${expectedHead}\n\n... [${cut} characters truncated] ...\n\n${expectedTail}\n[Full output saved to ${match![1]}]`
+      )
+      assert.strictEqual(fs.readFileSync(match![1]!, "utf8"), full)
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it.scopedLive("1 GB of output streams through in bounded memory", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const before = process.memoryUsage().rss
+      let peak = before
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, process.memoryUsage().rss)
+      }, 20)
+      const result = yield* bash({ command: "yes | head -c 1000000000" }, session(dir)).pipe(
+        Effect.ensuring(Effect.sync(() => clearInterval(sampler)))
+      )
+      assert.strictEqual(result.result.is_error, undefined)
+      assert.include(result.text, "... [999970000 characters truncated] ...")
+      assert.isBelow(peak - before, 200 * 1024 * 1024, "RSS grew by more than 200 MB")
+      const saved = /\[Full output saved to (\S+) \(the first 1048576 bytes of 1000000000 characters\)\]$/.exec(
+        result.text
+      )
+      assert.isNotNull(saved)
+      assert.strictEqual(fs.statSync(saved![1]!).size, 1024 * 1024)
+    }).pipe(Effect.provide(runtimeLayer({ maxSpoolBytes: 1024 * 1024 }))))
+
+  it.scopedLive("a timeout outside 1..max is a validation error, not clamped; the env sets the limits", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const tooLong = yield* bash({ command: "echo hi", timeout: 600_001 }, session(dir))
+      assert.strictEqual(
+        tooLong.text,
+        "<tool_use_error>InputValidationError: Bash failed due to the following issue:\n" +
+          "The parameter `timeout` is invalid: expected an integer number of milliseconds between 1 and 600000, " +
+          "got 600001. Omit it to use the default.</tool_use_error>"
+      )
+      const zero = yield* bash({ command: "echo hi", timeout: 0 }, session(dir))
+      assert.include(zero.text, "between 1 and 600000, got 0")
+      const custom = yield* withEnv("BASH_MAX_TIMEOUT_MS", "2000", bash({ command: "echo hi", timeout: 5_000 }, session(dir)))
+      assert.include(custom.text, "between 1 and 2000, got 5000")
+      const shortDefault = yield* withEnv("BASH_DEFAULT_TIMEOUT_MS", "200", bash({ command: "sleep 5" }, session(dir)))
+      assert.strictEqual(shortDefault.text, "<tool_use_error>Command timed out after 0.2s</tool_use_error>")
+      const broken = yield* withEnv("BASH_MAX_OUTPUT_LENGTH", "lots", bash({ command: "echo hi" }, session(dir)))
+      assert.include(broken.text, "Bash is misconfigured")
+      assert.include(broken.text, "BASH_MAX_OUTPUT_LENGTH")
+    }).pipe(Effect.provide(runtimeLayer())))
+
+  it("cascades on error and is cancelled on interrupt", () => {
+    assert.isTrue(BashTool.cascadeOnError)
+    assert.strictEqual(BashTool.interruptBehavior, "cancel")
+    assert.strictEqual(BashTool.maxResultSizeChars, 30_000)
+  })
+})
+
