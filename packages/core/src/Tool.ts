@@ -71,6 +71,8 @@ export interface Tool<Name extends string, Input extends Schema.Schema.AnyNoCont
   readonly interruptBehavior: InterruptBehavior
   /** Whether this tool's failure cancels its running siblings (Bash does). */
   readonly cascadeOnError: boolean
+  /** The longest one call may run, in milliseconds; past it the call is stopped with an error result. */
+  readonly timeoutMs?: number | undefined
   readonly source: Source
   readonly mcpInfo: McpInfo | undefined
 
@@ -117,6 +119,7 @@ export interface Options<Name extends string, Input extends Schema.Schema.AnyNoC
   readonly alwaysLoad?: boolean
   readonly interruptBehavior?: InterruptBehavior
   readonly cascadeOnError?: boolean
+  readonly timeoutMs?: number
   readonly source?: Source
   readonly mcpInfo?: McpInfo
   readonly call: (input: InputOf<Input>, context: ToolUseContext) => Effect.Effect<Output, unknown, R>
@@ -175,6 +178,7 @@ export function make(options: Options<string, Schema.Schema.AnyNoContext, unknow
     alwaysLoad: options.alwaysLoad ?? false,
     interruptBehavior: options.interruptBehavior ?? "cancel",
     cascadeOnError: options.cascadeOnError ?? false,
+    timeoutMs: options.timeoutMs,
     source: options.source ?? "plugin",
     mcpInfo: options.mcpInfo,
     call: options.call,

@@ -1,16 +1,17 @@
 /**
  * The execution stage: runs a tool's `call` in its own fiber with the `ToolProgress` service wired to
- * the call's events, and turns how it ended into an `Exit` the pipeline can always read.
+ * the call's events, stops it at its time limit (the tool's own `timeoutMs`, else the runtime's default),
+ * and turns how it ended into an `Exit` the pipeline can always read.
  */
-import { Cause, Context, Effect, Exit, Layer } from "effect"
+import { Cause, Config, Context, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import type * as Tool from "./Tool.js"
 import { ToolProgress } from "./ToolProgress.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
 
 export interface Service {
   /**
-   * Runs the call. Succeeds with the call's Exit: a failure, a defect or the tool interrupting itself
-   * are values here, never failures of the stage. Interrupting the caller interrupts the call.
+   * Runs the call. Succeeds with the call's Exit: a failure, a defect, a timeout or the tool interrupting
+   * itself are values here, never failures of the stage. Interrupting the caller interrupts the call.
    */
   readonly execute: (
     tool: Tool.Any,
@@ -22,16 +23,102 @@ export interface Service {
 
 export class ToolExecutor extends Context.Tag("@toolwright/core/ToolExecutor")<ToolExecutor, Service>() {}
 
-export const make: Service = {
-  execute: (tool, input, context, report) =>
-    Effect.suspend(() => tool.call(input, context)).pipe(
-      Effect.provideService(ToolProgress, { report }),
-      Effect.exit,
-      Effect.withSpan("ToolExecutor.execute", { attributes: { tool: tool.name } })
-    )
+/** The environment variable holding the runtime's default time limit per call, in milliseconds. */
+export const TIMEOUT_ENV = "TOOLWRIGHT_TOOL_TIMEOUT_MS"
+
+/** A call ran past its time limit and was stopped (its scope closed: processes killed, temp files gone). */
+export class ToolTimeoutError extends Schema.TaggedError<ToolTimeoutError>("@toolwright/core/ToolTimeoutError")(
+  "ToolTimeoutError",
+  {
+    toolName: Schema.String,
+    timeoutMs: Schema.Number,
+    source: Schema.Literal("tool", "runtime"),
+    message: Schema.String
+  }
+) {}
+
+/** What the model reads when a call is stopped at its limit. */
+export const timeoutMessage = (toolName: string, timeoutMs: number, source: "tool" | "runtime"): string =>
+  `${toolName} timed out: it ran longer than its limit of ${Duration.format(Duration.millis(timeoutMs))} (${timeoutMs} ms, ${
+    source === "tool" ? `${toolName}'s own limit` : "the runtime's default limit"
+  }) and was stopped. Its work may be incomplete; split the task into smaller calls or run it in the background.`
+
+const isLimit = (ms: number | undefined): ms is number => ms !== undefined && Number.isFinite(ms) && ms > 0
+
+export interface Options {
+  /** The limit for tools that set none; unset means no limit. */
+  readonly defaultTimeout?: Duration.DurationInput
 }
 
+/** The executor with a default limit for tools without their own. */
+export const makeWith = (options: Options): Service => {
+  const defaultMs = options.defaultTimeout === undefined
+    ? undefined
+    : Duration.toMillis(Duration.decode(options.defaultTimeout))
+  return {
+    execute: (tool, input, context, report) => {
+      const call = Effect.suspend(() => tool.call(input, context)).pipe(Effect.provideService(ToolProgress, { report }))
+      const limit = isLimit(tool.timeoutMs)
+        ? { ms: tool.timeoutMs, source: "tool" as const }
+        : isLimit(defaultMs)
+        ? { ms: defaultMs, source: "runtime" as const }
+        : undefined
+      const bounded = limit === undefined ? call : call.pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(limit.ms),
+          onTimeout: () =>
+            new ToolTimeoutError({
+              toolName: tool.name,
+              timeoutMs: limit.ms,
+              source: limit.source,
+              message: timeoutMessage(tool.name, limit.ms, limit.source)
+            })
+        })
+      )
+      return bounded.pipe(
+        Effect.exit,
+        Effect.withSpan("ToolExecutor.execute", { attributes: { tool: tool.name } })
+      )
+    }
+  }
+}
+
+/** No default limit: only tools that set `timeoutMs` are bounded. */
+export const make: Service = makeWith({})
+
 export const layer: Layer.Layer<ToolExecutor> = Layer.succeed(ToolExecutor, make)
+
+/** Every call bounded by `defaultTimeout` unless its tool sets its own limit. */
+export const layerTimeout = (defaultTimeout: Duration.DurationInput): Layer.Layer<ToolExecutor> =>
+  Layer.succeed(ToolExecutor, makeWith({ defaultTimeout }))
+
+/** `TOOLWRIGHT_TOOL_TIMEOUT_MS` holds something other than a positive number of milliseconds. */
+export class ToolTimeoutConfigError extends Schema.TaggedError<ToolTimeoutConfigError>(
+  "@toolwright/core/ToolTimeoutConfigError"
+)("ToolTimeoutConfigError", { message: Schema.String }) {}
+
+/** The default limit from `TOOLWRIGHT_TOOL_TIMEOUT_MS` (unset: none); a bad value fails at start-up. */
+export const layerConfig: Layer.Layer<ToolExecutor, ToolTimeoutConfigError> = Layer.effect(
+  ToolExecutor,
+  Config.option(Config.string(TIMEOUT_ENV)).pipe(
+    Effect.orElseSucceed(() => Option.none<string>()),
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.succeed(make),
+      onSome: (raw) => {
+        const ms = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN
+        return Number.isSafeInteger(ms) && ms > 0
+          ? Effect.succeed(makeWith({ defaultTimeout: Duration.millis(ms) }))
+          : Effect.fail(
+            new ToolTimeoutConfigError({
+              message: `${TIMEOUT_ENV} must be a whole number of milliseconds above 0, but it is ${
+                JSON.stringify(raw)
+              }. Unset it to let calls run without a default limit.`
+            })
+          )
+      }
+    }))
+  )
+)
 
 /** True when the call ended only because it was interrupted. */
 export const wasInterrupted = (exit: Exit.Exit<unknown, unknown>): boolean =>

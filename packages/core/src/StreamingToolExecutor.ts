@@ -1,0 +1,294 @@
+/**
+ * Runs tool calls while the model is still streaming them. Each added call starts as soon as
+ * `canExecuteTool` allows (nothing running, or it and every running call are concurrency-safe, within the
+ * concurrency limit); the others queue in order. Progress is emitted as it happens, results in call order.
+ * A failure of a cascading tool (Bash) cancels its siblings with a result naming it; a user abort (or the
+ * executor's scope closing) interrupts `cancel` calls and lets `block` calls finish. Every added call ends
+ * with exactly one tool_result, and no call outlives the executor's scope.
+ */
+import { Effect, Exit, Fiber, FiberId, Mailbox, Option, Runtime, Scope, Stream } from "effect"
+import type { RuntimeEvent, ToolUseBlock } from "./Message.js"
+import * as Message from "./Message.js"
+import type * as Tool from "./Tool.js"
+import { formatCause, wrapToolUseError } from "./ToolErrors.js"
+import type { CascadePolicy } from "./ToolOrchestration.js"
+import { isConcurrencySafe, isReadOnly, ToolOrchestration } from "./ToolOrchestration.js"
+import type { ToolUseContext } from "./ToolUseContext.js"
+
+export interface StreamingToolExecutor {
+  /** Adds a call as the model streams it; it starts now if `canExecuteTool` allows, else it queues. */
+  readonly addTool: (toolUse: ToolUseBlock) => Effect.Effect<void>
+  /** Adds the calls of a whole message, in order. */
+  readonly addTools: (toolUses: ReadonlyArray<ToolUseBlock>) => Effect.Effect<void>
+  /** No more calls will be added: `events` ends once every added call's result is out. */
+  readonly end: Effect.Effect<void>
+  /**
+   * The user aborts: queued calls and running `cancel` calls end with an "interrupted by the user" result,
+   * running `block` calls finish. Returns at once; the results follow on `events`.
+   */
+  readonly abort: Effect.Effect<void>
+  /** Progress and permission requests as they happen, results in call order. Read it once. */
+  readonly events: Stream.Stream<RuntimeEvent>
+  /** How many added calls have not had their result emitted yet. */
+  readonly pending: Effect.Effect<number>
+}
+
+export interface Options {
+  /** At most this many calls run at once; default: the orchestration's `maxConcurrency`. */
+  readonly maxConcurrency?: number
+  /** Which failures cancel the siblings; default: the orchestration's cascade policy. */
+  readonly cascade?: CascadePolicy
+  /**
+   * `true` (the default, as in Claude Code, where an executor serves one assistant message): once a
+   * cascade or an abort has happened, calls added later are cancelled the same way. `false` for a
+   * long-lived executor (`toolwright exec`): a cascade or abort applies to the calls already added only.
+   */
+  readonly latchCancellation?: boolean
+}
+
+/** Why a call was cancelled by the executor rather than ending on its own. */
+type CancelReason =
+  | { readonly _tag: "Sibling"; readonly description: string }
+  | { readonly _tag: "User" }
+
+type Status = "queued" | "executing" | "completed" | "yielded"
+
+interface TrackedCall {
+  readonly toolUse: ToolUseBlock
+  readonly tool: Option.Option<Tool.Any>
+  readonly safe: boolean
+  readonly interruptBehavior: Tool.InterruptBehavior
+  readonly addedAt: number
+  status: Status
+  startedAt: number | undefined
+  fiber: Fiber.RuntimeFiber<Message.ToolResult> | undefined
+  cancel: CancelReason | undefined
+  result: Message.ToolResult | undefined
+}
+
+const DESCRIPTION_CHARS = 40
+
+/**
+ * How a call is named in a cascade message, as Claude Code names it: the tool and the first 40 characters
+ * of its command, file path or pattern (`Bash(npm test)`), or the tool's name alone.
+ */
+export const describeCall = (toolUse: ToolUseBlock): string => {
+  const input = toolUse.input
+  const summary = typeof input === "object" && input !== null
+    ? ["command", "file_path", "pattern"].map((key) => (input as Record<string, unknown>)[key]).find((value) =>
+      typeof value === "string" && value.length > 0
+    )
+    : undefined
+  if (typeof summary !== "string") return toolUse.name
+  const cut = summary.length > DESCRIPTION_CHARS ? `${summary.slice(0, DESCRIPTION_CHARS)}\u2026` : summary
+  return `${toolUse.name}(${cut})`
+}
+
+/** The result of a sibling cancelled because `failed` (a call's description) errored. */
+export const siblingErrorMessage = (failed: string): string => `Cancelled: parallel tool call ${failed} errored`
+
+/** The result of a call the user interrupted; `started` says whether it had begun running. */
+export const userInterruptMessage = (call: string, started: boolean): string =>
+  started
+    ? `Interrupted by user: ${call} was stopped before it finished, so its work may be incomplete. Wait for the user to tell you how to proceed.`
+    : `Interrupted by user: ${call} was not run. Wait for the user to tell you how to proceed.`
+
+const cascades = (policy: CascadePolicy, call: TrackedCall): boolean => {
+  if (Option.isNone(call.tool)) return false
+  const tool = call.tool.value
+  const listed = policy.tools === "none"
+    ? false
+    : policy.tools === "declared"
+    ? tool.cascadeOnError
+    : policy.tools.includes(tool.name)
+  return listed && (policy.readOnly || !isReadOnly(call.tool, call.toolUse.input))
+}
+
+/**
+ * An executor for the session `context`, living in the current scope: closing the scope aborts it as the
+ * user would, waits for `block` calls, and ends `events`.
+ */
+export const make = (
+  context: ToolUseContext,
+  options: Options = {}
+): Effect.Effect<StreamingToolExecutor, never, ToolOrchestration | Scope.Scope> =>
+  Effect.gen(function*() {
+    const orchestration = yield* ToolOrchestration
+    const runtime = orchestration.runtime
+    const maxConcurrency = Math.max(1, Math.floor(options.maxConcurrency ?? orchestration.settings.maxConcurrency))
+    const policy = options.cascade ?? orchestration.settings.cascade
+    const latch = options.latchCancellation ?? true
+
+    const mailbox = yield* Mailbox.make<RuntimeEvent>()
+    // Calls are forked from exit handlers as well as from `addTool`; they run in the caller's runtime (its
+    // services, clock and tracer) and the finalizer below sees to it that none outlives the scope.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const calls: Array<TrackedCall> = []
+    let nextToYield = 0
+    let ended = false
+    let closed = false
+    // While a cancellation walks the calls, nothing new may start (it would be cancelled next).
+    let holdQueue = false
+    let latched: CancelReason | undefined
+
+    const emit = (event: RuntimeEvent) => Effect.sync(() => void mailbox.unsafeOffer(event))
+
+    const synthetic = (call: TrackedCall, reason: CancelReason): Message.ToolResult => {
+      const description = describeCall(call.toolUse)
+      const text = reason._tag === "Sibling"
+        ? siblingErrorMessage(reason.description)
+        : userInterruptMessage(description, call.startedAt !== undefined)
+      return {
+        _tag: "ToolResult",
+        toolUseId: call.toolUse.id,
+        toolName: call.toolUse.name,
+        result: Message.toolResult(call.toolUse.id, wrapToolUseError(text), true),
+        durationMs: Date.now() - (call.startedAt ?? call.addedAt)
+      }
+    }
+
+    /** Emits the results that are next in call order; ends `events` when everything is out. */
+    const flush = () => {
+      while (nextToYield < calls.length && calls[nextToYield].status === "completed") {
+        const call = calls[nextToYield]
+        call.status = "yielded"
+        if (call.result !== undefined) mailbox.unsafeOffer(call.result)
+        nextToYield++
+      }
+      if ((ended || closed) && nextToYield === calls.length) mailbox.unsafeDone(Exit.void)
+    }
+
+    const cancelSiblings = (failed: TrackedCall) => {
+      const reason: CancelReason = { _tag: "Sibling", description: describeCall(failed.toolUse) }
+      if (latch) latched ??= reason
+      holdQueue = true
+      for (const call of calls) {
+        if (call === failed) continue
+        if (call.status === "queued") settle(call, synthetic(call, reason))
+        // A `block` call must not be cut off halfway; it finishes and keeps its own result.
+        else if (call.status === "executing" && call.interruptBehavior === "cancel") requestCancel(call, reason)
+      }
+      holdQueue = false
+    }
+
+    /** Records a call's one result (later ones are ignored), then lets the queue and the output move on. */
+    function settle(call: TrackedCall, result: Message.ToolResult, ranToFailure = false) {
+      if (call.result !== undefined) return
+      call.result = result
+      call.status = "completed"
+      if (ranToFailure && cascades(policy, call)) cancelSiblings(call)
+      flush()
+      processQueue()
+    }
+
+    const requestCancel = (call: TrackedCall, reason: CancelReason) => {
+      call.cancel ??= reason
+      // The fiber's exit handler turns the interruption into the call's result.
+      call.fiber?.unsafeInterruptAsFork(FiberId.none)
+    }
+
+    const onExit = (call: TrackedCall) => (exit: Exit.Exit<Message.ToolResult>) =>
+      Effect.sync(() => {
+        if (Exit.isSuccess(exit)) {
+          // A call that finished on its own keeps its real result, even if a cancel was on its way.
+          return settle(call, exit.value, exit.value.result.is_error === true)
+        }
+        if (Exit.isInterrupted(exit)) return settle(call, synthetic(call, call.cancel ?? { _tag: "User" }))
+        settle(call, {
+          _tag: "ToolResult",
+          toolUseId: call.toolUse.id,
+          toolName: call.toolUse.name,
+          result: Message.toolResult(
+            call.toolUse.id,
+            wrapToolUseError(`${call.toolUse.name} failed inside the executor: ${formatCause(exit.cause)}`),
+            true
+          ),
+          durationMs: Date.now() - (call.startedAt ?? call.addedAt)
+        })
+      })
+
+    const canExecuteTool = (call: TrackedCall): boolean => {
+      const executing = calls.filter((other) => other.status === "executing")
+      return executing.length === 0 ||
+        (call.safe && executing.length < maxConcurrency && executing.every((other) => other.safe))
+    }
+
+    const start = (call: TrackedCall) => {
+      call.status = "executing"
+      call.startedAt = Date.now()
+      // Started from exit handlers too, which run uninterruptibly: the call itself must stay interruptible.
+      call.fiber = runFork(runtime.execute(call.toolUse, context, emit).pipe(Effect.onExit(onExit(call)), Effect.interruptible))
+    }
+
+    /** Starts what may start, in order; a call that must wait for exclusivity holds back the ones after it. */
+    function processQueue() {
+      if (closed || holdQueue) return
+      for (const call of calls) {
+        if (call.status !== "queued") continue
+        if (canExecuteTool(call)) start(call)
+        else if (!call.safe) break
+      }
+    }
+
+    const add = (toolUse: ToolUseBlock) => {
+      if (closed) return
+      const tool = runtime.findTool(toolUse.name)
+      const call: TrackedCall = {
+        toolUse,
+        tool,
+        safe: isConcurrencySafe(tool, toolUse.input),
+        interruptBehavior: Option.match(tool, { onNone: () => "cancel", onSome: (t) => t.interruptBehavior }),
+        addedAt: Date.now(),
+        status: "queued",
+        startedAt: undefined,
+        fiber: undefined,
+        cancel: undefined,
+        result: undefined
+      }
+      calls.push(call)
+      if (latched !== undefined) return settle(call, synthetic(call, latched))
+      processQueue()
+    }
+
+    /** Cancels what the user's abort reaches; returns the `block` calls still running. */
+    const abortNow = (): Array<TrackedCall> => {
+      const reason: CancelReason = { _tag: "User" }
+      if (latch) latched ??= reason
+      const blocking: Array<TrackedCall> = []
+      holdQueue = true
+      for (const call of calls) {
+        if (call.status === "queued") settle(call, synthetic(call, reason))
+        else if (call.status === "executing") {
+          if (call.interruptBehavior === "cancel") requestCancel(call, reason)
+          else blocking.push(call)
+        }
+      }
+      holdQueue = false
+      return blocking
+    }
+
+    // Closing the scope is the strongest abort: `cancel` calls are interrupted and awaited, `block` calls
+    // are awaited, and only then do the call fibers' scope and `events` end.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        closed = true
+        abortNow()
+        const running = calls.flatMap((call) => (call.status === "executing" && call.fiber ? [call.fiber] : []))
+        yield* Fiber.awaitAll(running)
+        yield* Effect.sync(flush)
+        yield* mailbox.end
+      })
+    )
+
+    return {
+      addTool: (toolUse) => Effect.sync(() => add(toolUse)),
+      addTools: (toolUses) => Effect.sync(() => toolUses.forEach(add)),
+      end: Effect.sync(() => {
+        ended = true
+        flush()
+      }),
+      abort: Effect.sync(() => void abortNow()),
+      events: Mailbox.toStream(mailbox),
+      pending: Effect.sync(() => calls.length - nextToYield)
+    } satisfies StreamingToolExecutor
+  })
