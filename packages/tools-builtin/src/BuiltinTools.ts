@@ -11,6 +11,7 @@ import { GlobTool } from "./glob/GlobTool.js"
 import { GrepTool } from "./grep/GrepTool.js"
 import { NotebookEditTool } from "./notebook/NotebookEditTool.js"
 import { ReadTool } from "./read/ReadTool.js"
+import { ToolSearchTool } from "./toolsearch/ToolSearchTool.js"
 import { WriteTool } from "./write/WriteTool.js"
 
 export const tools: ReadonlyArray<Tool.AnyWith<BashServices.BashServices>> = [
@@ -20,6 +21,7 @@ export const tools: ReadonlyArray<Tool.AnyWith<BashServices.BashServices>> = [
   GrepTool,
   NotebookEditTool,
   ReadTool,
+  ToolSearchTool,
   WriteTool
 ]
 
