@@ -15,6 +15,8 @@ export interface RuleEntry {
   readonly rule: string
   /** A settings file path, `cli`, `session` (an "allow always" answer), or `hook`. */
   readonly source: string
+  /** The directory `/path` rules of this source are relative to (the project a settings file governs). */
+  readonly root?: string
 }
 
 /** Everything the permission stage knows about the session's policy. */
@@ -24,6 +26,8 @@ export interface PermissionContext {
   readonly deny: ReadonlyArray<RuleEntry>
   readonly ask: ReadonlyArray<RuleEntry>
   readonly additionalDirectories: ReadonlyArray<string>
+  /** The user's home, for `~/` path rules. */
+  readonly homeDir?: string
 }
 
 export const emptyPermissionContext = (mode: PermissionMode = "default"): PermissionContext => ({

@@ -113,6 +113,9 @@ export const make = Effect.gen(function*() {
             suggestions: decision.suggestions
           })
           if (answer.behavior === "deny") return finish(answer.message, true)
+          if (answer.rules !== undefined && answer.rules.length > 0 && policy.remember !== undefined) {
+            yield* policy.remember(answer.rules, context)
+          }
           if (answer.updatedInput !== undefined) {
             const revalidated = yield* Effect.either(validator.validate(tool, answer.updatedInput, context))
             if (revalidated._tag === "Left") return yield* failWith(revalidated.left.message)
@@ -185,7 +188,7 @@ export const layer: Layer.Layer<
 > = Layer.effect(ToolRuntime, make)
 
 /**
- * The default stages: schema validation, no hooks, the basic policy, auto-deny prompts, the plain
+ * The default stages: schema validation, no hooks, the rule-based policy, auto-deny prompts, the plain
  * executor and inline results. Merge a layer after it to replace one stage:
  * `Layer.mergeAll(ToolRuntime.defaultStages, myPrompter)`.
  */
@@ -194,7 +197,7 @@ export const defaultStages: Layer.Layer<
 > = Layer.mergeAll(
   InputValidatorModule.layer,
   ToolHooksModule.layerNoop,
-  PermissionPolicyModule.layerBasic,
+  PermissionPolicyModule.layer,
   PermissionPrompterModule.layerAutoDeny,
   ToolExecutorModule.layer,
   ToolResultStoreModule.layerInline

@@ -1,0 +1,282 @@
+/**
+ * The settings file, in Claude Code's schema so users can paste theirs: `permissions` (allow, ask, deny,
+ * defaultMode, additionalDirectories), `hooks`, `env`, and every other top-level key kept as it is.
+ * `decode` validates one file and names the file, the field and what is expected; `merge` combines the
+ * sources from lowest to highest into the session's permission context, hooks and environment.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import * as PosixPath from "./internal/posixPath.js"
+import type { PermissionContext, PermissionMode, RuleEntry } from "./Permission.js"
+import { PermissionMode as PermissionModeSchema } from "./Permission.js"
+import * as PermissionRule from "./PermissionRule.js"
+
+/** A settings file is invalid: which file, which field, and what was expected there. */
+export class SettingsError extends Schema.TaggedError<SettingsError>("@toolwright/core/SettingsError")(
+  "SettingsError",
+  { file: Schema.String, field: Schema.String, problem: Schema.String }
+) {
+  override get message(): string {
+    const where = this.field === "" ? "" : ` at ${this.field}`
+    return `Invalid settings in ${this.file}${where}: ${this.problem}`
+  }
+}
+
+const Extra = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const RuleList = Schema.Array(Schema.String).annotations({
+  message: () => "expected an array of rule strings, e.g. [\"Bash(npm test)\", \"Read(./src/**)\"]"
+})
+
+export const Permissions = Schema.Struct({
+  allow: Schema.optional(RuleList),
+  ask: Schema.optional(RuleList),
+  deny: Schema.optional(RuleList),
+  defaultMode: Schema.optional(PermissionModeSchema.annotations({
+    message: (issue) =>
+      `expected one of "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"; got ${
+        JSON.stringify(issue.actual)
+      }`
+  })),
+  additionalDirectories: Schema.optional(Schema.Array(Schema.String).annotations({
+    message: () => "expected an array of directory paths"
+  }))
+}, Extra)
+export type Permissions = typeof Permissions.Type
+
+/** One hook of a matcher group. Only `command` hooks run; other types are kept for events toolwright does not fire. */
+export const HookCommand = Schema.Struct({
+  type: Schema.String,
+  command: Schema.optional(Schema.String),
+  timeout: Schema.optional(Schema.Number.pipe(Schema.positive()).annotations({
+    message: () => "expected a positive number of seconds"
+  }))
+}, Extra)
+
+export const HookMatcher = Schema.Struct({
+  matcher: Schema.optional(Schema.String),
+  hooks: Schema.Array(HookCommand)
+}, Extra)
+
+export const Hooks = Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcher) })
+export type Hooks = typeof Hooks.Type
+
+export const Env = Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
+  message: () => "expected an object of string values, e.g. {\"NODE_ENV\": \"test\"}"
+})
+
+export const Settings = Schema.Struct({
+  permissions: Schema.optional(Permissions),
+  hooks: Schema.optional(Hooks),
+  env: Schema.optional(Env)
+}, Extra)
+export type Settings = typeof Settings.Type
+
+/** The events whose hooks toolwright runs; a hook of another type there would silently not guard anything. */
+export const RUN_EVENTS: ReadonlyArray<string> = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
+
+const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`),
+    ""
+  )
+
+/** Checks what the Schema cannot: every rule parses, matchers are valid regexes, run hooks are commands. */
+const checkSemantics = (file: string, settings: Settings): SettingsError | undefined => {
+  for (const list of ["allow", "ask", "deny"] as const) {
+    const rules = settings.permissions?.[list] ?? []
+    for (let i = 0; i < rules.length; i++) {
+      const parsed = PermissionRule.parse(rules[i])
+      if (Either.isLeft(parsed)) return new SettingsError({ file, field: `permissions.${list}[${i}]`, problem: parsed.left })
+    }
+  }
+  for (const [event, groups] of Object.entries(settings.hooks ?? {})) {
+    for (let g = 0; g < groups.length; g++) {
+      const matcher = groups[g].matcher
+      if (matcher !== undefined && !isSimpleMatcher(matcher)) {
+        try {
+          new RegExp(matcher)
+        } catch (error) {
+          return new SettingsError({
+            file,
+            field: `hooks.${event}[${g}].matcher`,
+            problem: `not a valid regular expression (${error instanceof Error ? error.message : String(error)}); ` +
+              `expected a tool name, a list like "Edit|Write", "*", or a regex`
+          })
+        }
+      }
+      const hooks = groups[g].hooks
+      for (let h = 0; h < hooks.length; h++) {
+        const field = `hooks.${event}[${g}].hooks[${h}]`
+        if (!RUN_EVENTS.includes(event)) continue
+        if (hooks[h].type !== "command") {
+          return new SettingsError({
+            file,
+            field: `${field}.type`,
+            problem: `toolwright runs only "command" hooks for ${event}; got ${JSON.stringify(hooks[h].type)}. ` +
+              `Use a command hook, or remove this one so nothing is assumed to guard the calls`
+          })
+        }
+        if (hooks[h].command === undefined || hooks[h].command === "") {
+          return new SettingsError({ file, field: `${field}.command`, problem: "expected the shell command to run" })
+        }
+      }
+    }
+  }
+  return undefined
+}
+
+/** A matcher made only of names and `|`: compared as exact tool names rather than as a regex. */
+export const isSimpleMatcher = (matcher: string): boolean => /^[A-Za-z0-9_|\s-]*$/.test(matcher) || matcher === "*"
+
+/** Validates a parsed JSON value as a settings file. */
+export const decode = (file: string, json: unknown): Either.Either<Settings, SettingsError> => {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return Either.left(new SettingsError({ file, field: "", problem: "expected a JSON object at the top level" }))
+  }
+  const decoded = Schema.decodeUnknownEither(Settings, { errors: "all", onExcessProperty: "preserve" })(json)
+  if (Either.isLeft(decoded)) {
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    const first = issues[0]
+    return Either.left(
+      new SettingsError({
+        file,
+        field: fieldPath(first?.path ?? []),
+        problem: first === undefined ? "does not match the settings schema" : first.message
+      })
+    )
+  }
+  const problem = checkSemantics(file, decoded.right)
+  return problem === undefined ? Either.right(decoded.right) : Either.left(problem)
+}
+
+/** Parses and validates the text of a settings file. */
+export const decodeText = (file: string, text: string): Either.Either<Settings, SettingsError> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Either.left(
+      new SettingsError({
+        file,
+        field: "",
+        problem: `not valid JSON (${error instanceof Error ? error.message : String(error)}); expected a JSON object`
+      })
+    )
+  }
+  return decode(file, json)
+}
+
+/** One settings source: the file (or `cli`), what it says, and the directory its `/path` rules refer to. */
+export interface Source {
+  readonly name: string
+  readonly settings: Settings
+  readonly root: string
+}
+
+/** A command hook from settings, with where it came from. */
+export interface CommandHook {
+  readonly event: string
+  readonly matcher: string | undefined
+  readonly command: string
+  /** Seconds; Claude Code's default is 600. */
+  readonly timeout: number
+  readonly source: string
+}
+
+/** The settings of a session, every source merged. */
+export interface Resolved {
+  readonly permissionContext: PermissionContext
+  readonly hooks: ReadonlyArray<CommandHook>
+  /** Environment variables for the processes tools start (Bash) and for hooks; later sources win. */
+  readonly env: Readonly<Record<string, string>>
+  /** Every top-level key, later sources winning, as Claude Code files carry many toolwright ignores. */
+  readonly merged: Readonly<Record<string, unknown>>
+  readonly sources: ReadonlyArray<string>
+}
+
+export const DEFAULT_HOOK_TIMEOUT_SECONDS = 600
+
+/**
+ * Merges sources from lowest to highest: rules accumulate (a deny anywhere beats an allow anywhere, as the
+ * policy checks deny first), the mode and every other key take the highest source that sets them,
+ * `additionalDirectories` accumulate (resolved against the cwd), hooks accumulate, `env` merges.
+ */
+export const merge = (
+  sources: ReadonlyArray<Source>,
+  options: { readonly cwd: string; readonly homeDir?: string; readonly mode?: PermissionMode }
+): Resolved => {
+  const allow: Array<RuleEntry> = []
+  const ask: Array<RuleEntry> = []
+  const deny: Array<RuleEntry> = []
+  const directories: Array<string> = []
+  const hooks: Array<CommandHook> = []
+  let env: Record<string, string> = {}
+  let merged: Record<string, unknown> = {}
+  let mode: PermissionMode = "default"
+  const expand = (dir: string) =>
+    options.homeDir !== undefined && (dir === "~" || dir.startsWith("~/"))
+      ? PosixPath.resolve(options.homeDir, dir.slice(2))
+      : PosixPath.resolve(options.cwd, dir)
+  for (const source of sources) {
+    const { permissions } = source.settings
+    const entry = (rule: string): RuleEntry => ({ rule, source: source.name, root: source.root })
+    allow.push(...(permissions?.allow ?? []).map(entry))
+    ask.push(...(permissions?.ask ?? []).map(entry))
+    deny.push(...(permissions?.deny ?? []).map(entry))
+    for (const dir of permissions?.additionalDirectories ?? []) {
+      const resolved = expand(dir)
+      if (!directories.includes(resolved)) directories.push(resolved)
+    }
+    if (permissions?.defaultMode !== undefined) mode = permissions.defaultMode
+    for (const [event, groups] of Object.entries(source.settings.hooks ?? {})) {
+      for (const group of groups) {
+        for (const hook of group.hooks) {
+          if (hook.type !== "command" || hook.command === undefined) continue
+          hooks.push({
+            event,
+            matcher: group.matcher,
+            command: hook.command,
+            timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
+            source: source.name
+          })
+        }
+      }
+    }
+    env = { ...env, ...source.settings.env }
+    merged = { ...merged, ...source.settings }
+  }
+  return {
+    permissionContext: {
+      mode: options.mode ?? mode,
+      allow,
+      ask,
+      deny,
+      additionalDirectories: directories,
+      ...(options.homeDir !== undefined ? { homeDir: options.homeDir } : {})
+    },
+    hooks,
+    env,
+    merged,
+    sources: sources.map((source) => source.name)
+  }
+}
+
+/**
+ * Adds allow rules to a settings file's JSON without losing anything else in it: other keys, other
+ * permission lists and rules already present are kept; duplicates are not added twice.
+ */
+export const withAllowRules = (json: unknown, rules: ReadonlyArray<string>): Record<string, unknown> => {
+  const base: Record<string, unknown> = typeof json === "object" && json !== null && !Array.isArray(json)
+    ? { ...json }
+    : {}
+  const permissions: Record<string, unknown> =
+    typeof base.permissions === "object" && base.permissions !== null && !Array.isArray(base.permissions)
+      ? { ...base.permissions }
+      : {}
+  const existing = Array.isArray(permissions.allow) ? permissions.allow : []
+  const allow: Array<unknown> = [...existing]
+  for (const rule of rules) if (!allow.includes(rule)) allow.push(rule)
+  permissions.allow = allow
+  base.permissions = permissions
+  return base
+}

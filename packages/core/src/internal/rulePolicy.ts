@@ -1,0 +1,520 @@
+/**
+ * The rule-based permission policy: Claude Code's order of checks over compiled rules. Rules are
+ * compiled once per permission context and cwd (roots resolved, symlinked roots included), so deciding a
+ * call is a handful of string tests even against a thousand rules.
+ */
+import { Effect, Either } from "effect"
+import type { PermissionContext, PermissionDecision, RuleEntry } from "../Permission.js"
+import * as PermissionRule from "../PermissionRule.js"
+import type * as Tool from "../Tool.js"
+import type { PreToolUseOutcome } from "../ToolHooks.js"
+import type { ToolUseContext } from "../ToolUseContext.js"
+import * as PosixPath from "./posixPath.js"
+
+/** Resolves symlinks of an absolute path (its nearest existing ancestor for a path not yet created). */
+export type RealPath = (path: string) => Effect.Effect<string>
+
+interface CompiledRule {
+  readonly entry: RuleEntry
+  readonly rule: PermissionRule.Rule
+  readonly specifier: PermissionRule.SpecifierPattern | undefined
+  readonly domain: string | undefined
+  readonly path: PermissionRule.PathPattern | undefined
+  readonly rootForms: ReadonlyArray<string>
+}
+
+interface RuleList {
+  /** Rules by the tool name they name (MCP server rules under `mcp__server`). */
+  readonly byTool: ReadonlyMap<string, ReadonlyArray<CompiledRule>>
+}
+
+interface Compiled {
+  readonly deny: RuleList
+  readonly ask: RuleList
+  readonly allow: RuleList
+  readonly workingDirs: ReadonlyArray<string>
+}
+
+type Access = "read" | "write"
+
+interface PathSubject {
+  readonly path: string
+  readonly access: Access
+  /** The path as written (normalised) and with symlinks resolved: allow must match both, deny either. */
+  readonly forms: ReadonlyArray<string>
+}
+
+const SHELL_STARTUP = new Set([
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshrc",
+  ".zshenv",
+  ".zprofile",
+  ".zlogin",
+  ".zlogout",
+  ".cshrc",
+  ".tcshrc",
+  ".kshrc",
+  ".inputrc",
+  ".gitconfig",
+  ".gitmodules",
+  ".mcp.json"
+])
+const PROTECTED_DIRS = new Set([".git", ".toolwright", ".claude", ".vscode", ".idea"])
+
+/** Writes that always ask outside bypassPermissions: repository state, agent settings, shell start-up files. */
+export const isProtectedPath = (path: string): boolean => {
+  const segments = path.split("/")
+  if (segments.some((segment) => PROTECTED_DIRS.has(segment))) return true
+  const base = segments[segments.length - 1]
+  return SHELL_STARTUP.has(base) || path.endsWith("/.config/fish/config.fish")
+}
+
+const mcpServerKey = (name: string): string | undefined => {
+  if (!name.startsWith("mcp__")) return undefined
+  const rest = name.slice(5)
+  const cut = rest.indexOf("__")
+  return `mcp__${cut === -1 ? rest : rest.slice(0, cut)}`
+}
+
+/** The rules that could apply to a tool: by name, by alias, by MCP server, plus Read and Edit path rules. */
+const candidates = (list: RuleList, tool: Tool.Any, withPathRules: boolean): ReadonlyArray<CompiledRule> => {
+  const out: Array<CompiledRule> = []
+  const add = (key: string) => {
+    const rules = list.byTool.get(key)
+    if (rules !== undefined) for (const rule of rules) out.push(rule)
+  }
+  add(tool.name)
+  for (const alias of tool.aliases) add(alias)
+  const server = mcpServerKey(tool.name)
+  if (server !== undefined && server !== tool.name) add(server)
+  if (withPathRules) {
+    if (tool.name !== "Read" && !tool.aliases.includes("Read")) add("Read")
+    if (tool.name !== "Edit" && !tool.aliases.includes("Edit")) add("Edit")
+  }
+  return out
+}
+
+const namesTool = (rule: CompiledRule, tool: Tool.Any) => PermissionRule.namesTool(rule.rule.toolName, tool)
+
+/** Whether a rule (with a specifier) covers a path subject for the given purpose. */
+const pathRuleApplies = (
+  rule: CompiledRule,
+  tool: Tool.Any,
+  access: Access,
+  purpose: "deny" | "allow",
+  pathMode: boolean
+): boolean => {
+  const name = rule.rule.toolName
+  if (name === "Read") return purpose === "deny" || access === "read"
+  if (name === "Edit") return access === "write" || purpose === "allow"
+  return pathMode && namesTool(rule, tool)
+}
+
+const matchesPathForms = (rule: CompiledRule, forms: ReadonlyArray<string>, every: boolean): boolean => {
+  const pattern = rule.path
+  if (pattern === undefined) return false
+  const test = (form: string) => PermissionRule.matchesPath(pattern, form, rule.rootForms)
+  return every ? forms.every(test) : forms.some(test)
+}
+
+const specifierMatches = (rule: CompiledRule, subject: string): boolean => {
+  if (rule.domain !== undefined) {
+    return subject.startsWith("domain:") && PermissionRule.matchesDomain(rule.domain, subject.slice(7))
+  }
+  const pattern = rule.specifier
+  return pattern !== undefined && subject.startsWith(pattern.prefix) && pattern.test(subject)
+}
+
+const ruleText = (rule: CompiledRule) => `${rule.rule.raw} (from ${rule.entry.source})`
+
+/** The text naming a call in messages: `Bash with command rm -rf build`, `Write on /p/x`, `WebFetch`. */
+const describeCall = (tool: Tool.Any, input: unknown, path?: string): string => {
+  if (typeof input === "object" && input !== null && "command" in input && typeof input.command === "string") {
+    return `${tool.name} with command ${input.command}`
+  }
+  if (path !== undefined) return `${tool.name} on ${path}`
+  return tool.name
+}
+
+const deniedMessage = (tool: Tool.Any, input: unknown, path?: string) =>
+  `Permission to use ${describeCall(tool, input, path)} has been denied.`
+
+/** The narrowest useful rule for a command: `npm run test:*`, `git status:*`, or the command itself. */
+export const suggestCommandRule = (toolName: string, command: string): string | undefined => {
+  if (PermissionRule.isUnsafeSpecifier(command)) return undefined
+  const words = command.trim().split(/\s+/)
+  if (words.length === 0 || words[0] === "") return undefined
+  let take = 1
+  const isWord = (word: string | undefined) => word !== undefined && /^[A-Za-z][A-Za-z0-9_:.-]*$/.test(word)
+  if (isWord(words[1])) take = 2
+  if (take === 2 && words[1] === "run" && isWord(words[2])) take = 3
+  if (take >= words.length) return PermissionRule.format(toolName, command.trim())
+  return PermissionRule.format(toolName, `${words.slice(0, take).join(" ")}:*`)
+}
+
+const pathRuleFor = (access: Access, path: string, cwd: string): string => {
+  const dir = PosixPath.dirname(path)
+  const inside = PosixPath.relativeInside(cwd, dir)
+  const form = inside === undefined ? `/${dir}` : inside === "" ? "." : `./${inside}`
+  return PermissionRule.format(access === "write" ? "Edit" : "Read", `${form === "//" ? "/" : form}/**`)
+}
+
+export interface Options {
+  readonly realPath?: RealPath | undefined
+  /** Allow rules remembered in this session ("allow always"), by cwd. */
+  readonly sessionRules?: (cwd: string) => ReadonlyArray<RuleEntry>
+}
+
+const isInside = (dirs: ReadonlyArray<string>, path: string) =>
+  dirs.some((dir) => PosixPath.relativeInside(dir, path) !== undefined)
+
+/** Builds the rule policy's `decide` and `isBlanketDenied`. */
+export const make = (options: Options) => {
+  const realPath: RealPath = options.realPath ?? ((path) => Effect.succeed(path))
+  const rootCache = new Map<string, ReadonlyArray<string>>()
+  const rootForms = (root: string): Effect.Effect<ReadonlyArray<string>> => {
+    const cached = rootCache.get(root)
+    if (cached !== undefined) return Effect.succeed(cached)
+    return Effect.map(realPath(root), (real) => {
+      const forms = real === root ? [root] : [root, real]
+      if (rootCache.size > 1_000) rootCache.clear()
+      rootCache.set(root, forms)
+      return forms
+    })
+  }
+
+  const compileList = (entries: ReadonlyArray<RuleEntry>, context: PermissionContext, cwd: string) =>
+    Effect.gen(function*() {
+      const byTool = new Map<string, Array<CompiledRule>>()
+      for (const entry of entries) {
+        const parsed = PermissionRule.parse(entry.rule)
+        // Settings are validated when loaded; a malformed rule from elsewhere is skipped, never widened.
+        if (Either.isLeft(parsed)) continue
+        const rule = parsed.right
+        const content = rule.content
+        const domain = content !== undefined && content.startsWith("domain:") ? content.slice(7) : undefined
+        const path = content === undefined || domain !== undefined
+          ? undefined
+          : PermissionRule.compilePath(content, { cwd, home: context.homeDir, settingsRoot: entry.root })
+        const forms = path?.root === undefined ? [] : yield* rootForms(path.root)
+        const compiled: CompiledRule = {
+          entry,
+          rule,
+          specifier: content === undefined || domain !== undefined ? undefined : PermissionRule.compileSpecifier(content),
+          domain,
+          path,
+          rootForms: forms
+        }
+        const key = rule.toolName.endsWith("__*") ? rule.toolName.slice(0, -3) : rule.toolName
+        const list = byTool.get(key)
+        if (list === undefined) byTool.set(key, [compiled])
+        else list.push(compiled)
+      }
+      return { byTool } satisfies RuleList
+    })
+
+  const cache = new WeakMap<PermissionContext, { key: string; compiled: Compiled }>()
+  const compiledFor = (context: PermissionContext, cwd: string): Effect.Effect<Compiled> => {
+    const session = options.sessionRules?.(cwd) ?? []
+    const key = `${cwd}\0${session.length}`
+    const hit = cache.get(context)
+    if (hit !== undefined && hit.key === key) return Effect.succeed(hit.compiled)
+    return Effect.gen(function*() {
+      const dirs: Array<string> = []
+      for (const dir of [cwd, ...context.additionalDirectories]) {
+        for (const form of yield* rootForms(PosixPath.resolve(cwd, dir))) if (!dirs.includes(form)) dirs.push(form)
+      }
+      const compiled: Compiled = {
+        deny: yield* compileList(context.deny, context, cwd),
+        ask: yield* compileList(context.ask, context, cwd),
+        allow: yield* compileList([...context.allow, ...session], context, cwd),
+        workingDirs: dirs
+      }
+      cache.set(context, { key, compiled })
+      return compiled
+    })
+  }
+
+  const pathSubjects = (subjects: Tool.RuleSubjects, cwd: string): Effect.Effect<ReadonlyArray<PathSubject>> =>
+    Effect.forEach(subjects.paths, ({ path, access }) => {
+      const lexical = PosixPath.resolve(cwd, path)
+      return Effect.map(realPath(lexical), (real) => ({
+        path: lexical,
+        access,
+        forms: real === lexical ? [lexical] : [lexical, real]
+      }))
+    })
+
+  /** The first deny (or ask) rule matching any subject, with the path it matched if any. */
+  const findMatch = (
+    list: RuleList,
+    tool: Tool.Any,
+    specifierVariants: ReadonlyArray<string>,
+    paths: ReadonlyArray<PathSubject>,
+    pathMode: boolean
+  ): { readonly rule: CompiledRule; readonly path?: string } | undefined => {
+    for (const rule of candidates(list, tool, paths.length > 0)) {
+      const content = rule.rule.content
+      if (content === undefined) {
+        if (namesTool(rule, tool)) return { rule }
+        // Bare `Read` / `Edit` cover every path of their kind, whichever tool touches it.
+        for (const path of paths) {
+          if (pathRuleApplies(rule, tool, path.access, "deny", false)) return { rule, path: path.path }
+        }
+        continue
+      }
+      if (namesTool(rule, tool) && !pathMode) {
+        for (const variant of specifierVariants) if (specifierMatches(rule, variant)) return { rule }
+      }
+      for (const path of paths) {
+        if (pathRuleApplies(rule, tool, path.access, "deny", pathMode) && matchesPathForms(rule, path.forms, false)) {
+          return { rule, path: path.path }
+        }
+      }
+    }
+    return undefined
+  }
+
+  /** Whether allow rules cover every subject; `covered` paths need no rule (inside the working dirs). */
+  const allowedByRules = (
+    list: RuleList,
+    tool: Tool.Any,
+    subjects: Tool.RuleSubjects,
+    paths: ReadonlyArray<PathSubject>,
+    workingDirs: ReadonlyArray<string>,
+    pathMode: boolean
+  ): { readonly allowed: boolean; readonly rule?: CompiledRule; readonly missing: ReadonlyArray<string> } => {
+    const rules = candidates(list, tool, paths.length > 0)
+    const whole = rules.find((rule) => rule.rule.content === undefined && namesTool(rule, tool))
+    if (whole !== undefined) return { allowed: true, rule: whole, missing: [] }
+    if (subjects.opaque !== undefined) return { allowed: false, missing: [] }
+    let decisive: CompiledRule | undefined
+    const missing: Array<string> = []
+    if (!pathMode) {
+      for (const specifier of subjects.specifiers) {
+        const rule = PermissionRule.isUnsafeSpecifier(specifier)
+          ? undefined
+          : rules.find((candidate) =>
+            candidate.rule.content !== undefined && namesTool(candidate, tool) && specifierMatches(candidate, specifier)
+          )
+        if (rule === undefined) missing.push(specifier)
+        else decisive ??= rule
+      }
+    }
+    for (const path of paths) {
+      const rule = rules.find((candidate) =>
+        pathRuleApplies(candidate, tool, path.access, "allow", pathMode) &&
+        (candidate.rule.content === undefined || matchesPathForms(candidate, path.forms, true))
+      )
+      if (rule !== undefined) {
+        decisive ??= rule
+        continue
+      }
+      // A command's own files inside the working directories ride on the rule that allowed the command.
+      const riding = !pathMode && subjects.specifiers.length > 0 && path.forms.every((form) => isInside(workingDirs, form))
+      if (!riding) missing.push(path.path)
+    }
+    if (missing.length > 0 || decisive === undefined) return { allowed: false, missing }
+    return { allowed: true, rule: decisive, missing }
+  }
+
+  const suggestionsFor = (
+    tool: Tool.Any,
+    subjects: Tool.RuleSubjects,
+    paths: ReadonlyArray<PathSubject>,
+    cwd: string,
+    missing: ReadonlyArray<string>
+  ): ReadonlyArray<string> => {
+    const out: Array<string> = []
+    const add = (rule: string | undefined) => {
+      if (rule !== undefined && !out.includes(rule) && out.length < 5) out.push(rule)
+    }
+    if (tool.name.startsWith("mcp__") || (subjects.specifiers.length === 0 && paths.length === 0)) return [tool.name]
+    if (subjects.opaque !== undefined) return []
+    for (const specifier of subjects.specifiers) {
+      if (missing.length > 0 && !missing.includes(specifier)) continue
+      if (specifier.startsWith("domain:")) add(PermissionRule.format(tool.name, specifier))
+      else if (/\s/.test(specifier.trim())) add(suggestCommandRule(tool.name, specifier))
+      else if (!PermissionRule.isUnsafeSpecifier(specifier)) add(PermissionRule.format(tool.name, specifier))
+    }
+    for (const path of paths) {
+      if (missing.length > 0 && !missing.includes(path.path)) continue
+      if (path.access === "write" && isProtectedPath(path.path)) continue
+      add(pathRuleFor(path.access, path.path, cwd))
+    }
+    return out
+  }
+
+  const decide = (
+    tool: Tool.Any,
+    input: unknown,
+    context: ToolUseContext,
+    hook: PreToolUseOutcome
+  ): Effect.Effect<PermissionDecision> =>
+    Effect.gen(function*() {
+      const permissionContext = context.permissionContext
+      const mode = permissionContext.mode
+      const dontAsk = (decision: Extract<PermissionDecision, { behavior: "ask" }>): PermissionDecision =>
+        mode === "dontAsk"
+          ? {
+            behavior: "deny",
+            message: `Permission to use ${
+              describeCall(tool, input)
+            } has been denied: ${decision.message} (mode dontAsk denies whatever would ask)`,
+            reason: `mode dontAsk; would ask: ${decision.reason}`
+          }
+          : decision
+
+      if (hook.permissionDecision === "deny") {
+        return {
+          behavior: "deny",
+          message: hook.reason ?? `Permission to use ${describeCall(tool, input)} has been denied by a PreToolUse hook.`,
+          reason: "PreToolUse hook"
+        }
+      }
+
+      const compiled = yield* compiledFor(permissionContext, context.cwd)
+      let subjects: Tool.RuleSubjects
+      try {
+        subjects = tool.ruleSubjects(input, context)
+      } catch (error) {
+        subjects = { specifiers: [], paths: [], opaque: `its rule subjects could not be computed (${String(error)})` }
+      }
+      const paths = yield* pathSubjects(subjects, context.cwd)
+      // A tool without command-like subjects is a file tool: rules named after it are path rules.
+      const pathMode = subjects.specifiers.length === 0 && subjects.opaque === undefined
+      const variants = subjects.specifiers.flatMap(PermissionRule.denyVariants)
+
+      const denied = findMatch(compiled.deny, tool, variants, paths, pathMode)
+      if (denied !== undefined) {
+        return {
+          behavior: "deny",
+          message: deniedMessage(tool, input, denied.path),
+          reason: `deny rule ${ruleText(denied.rule)}`
+        }
+      }
+      const asked = findMatch(compiled.ask, tool, variants, paths, pathMode)
+      if (asked !== undefined) {
+        return dontAsk({
+          behavior: "ask",
+          message: `The ask rule ${asked.rule.rule.raw} (from ${asked.rule.entry.source}) requires approval for ${
+            describeCall(tool, input, asked.path)
+          }.`,
+          reason: `ask rule ${ruleText(asked.rule)}`,
+          suggestions: []
+        })
+      }
+
+      const own = yield* tool.checkPermissions(input, context)
+      if (own.behavior === "deny") return { behavior: "deny", message: own.message, reason: `${tool.name} check` }
+      const readOnly = tool.isReadOnly(input)
+      if (mode === "plan" && !readOnly) {
+        return {
+          behavior: "deny",
+          message: `${tool.name} was not run: plan mode allows only read-only tools. Present the plan instead.`,
+          reason: "mode plan"
+        }
+      }
+      if (hook.permissionDecision === "ask") {
+        return dontAsk({
+          behavior: "ask",
+          message: hook.reason ?? `A PreToolUse hook asks for approval of ${describeCall(tool, input)}.`,
+          reason: "PreToolUse hook",
+          suggestions: []
+        })
+      }
+      // What can prove nothing is left for deny or ask rules: without that, even bypass asks.
+      if (subjects.opaque !== undefined) {
+        const guarded = [...candidates(compiled.deny, tool, false), ...candidates(compiled.ask, tool, false)]
+          .some((rule) => rule.rule.content !== undefined)
+        if (guarded) {
+          return dontAsk({
+            behavior: "ask",
+            message: `${tool.name} input could not be checked against the permission rules: ${subjects.opaque}.`,
+            reason: "input could not be analysed",
+            suggestions: []
+          })
+        }
+      }
+      const overriding = mode === "bypassPermissions" || hook.permissionDecision === "allow"
+      if (!overriding) {
+        if (own.behavior === "ask") {
+          return dontAsk({
+            behavior: "ask",
+            message: own.message,
+            reason: `${tool.name} check`,
+            suggestions: own.suggestions ?? suggestionsFor(tool, subjects, paths, context.cwd, [])
+          })
+        }
+        const protectedWrite = paths.find((path) =>
+          path.access === "write" && path.forms.some((form) => isProtectedPath(form))
+        )
+        if (protectedWrite !== undefined) {
+          return dontAsk({
+            behavior: "ask",
+            message:
+              `${protectedWrite.path} is a protected path (.git, .toolwright, .claude, shell start-up files): writing it needs approval.`,
+            reason: "protected path",
+            suggestions: []
+          })
+        }
+      }
+      if (mode === "bypassPermissions") return { behavior: "allow", input, reason: "mode bypassPermissions" }
+      if (hook.permissionDecision === "allow") return { behavior: "allow", input, reason: "PreToolUse hook" }
+      if (own.behavior === "allow") {
+        return { behavior: "allow", input: own.updatedInput ?? input, reason: `${tool.name} check` }
+      }
+
+      const allowed = allowedByRules(compiled.allow, tool, subjects, paths, compiled.workingDirs, pathMode)
+      if (allowed.allowed && allowed.rule !== undefined) {
+        return { behavior: "allow", input, reason: `allow rule ${ruleText(allowed.rule)}` }
+      }
+      const outside = paths.find((path) => !path.forms.every((form) => isInside(compiled.workingDirs, form)))
+      if (subjects.opaque === undefined && outside === undefined && paths.length > 0) {
+        if (mode === "acceptEdits" && subjects.specifiers.length === 0) {
+          return { behavior: "allow", input, reason: "mode acceptEdits (inside the working directories)" }
+        }
+      }
+      if (readOnly && subjects.opaque === undefined && outside === undefined) {
+        return { behavior: "allow", input, reason: "read-only tool" }
+      }
+      const suggestions = suggestionsFor(tool, subjects, paths, context.cwd, allowed.missing)
+      if (outside !== undefined) {
+        return dontAsk({
+          behavior: "ask",
+          message: `${describeCall(tool, input, outside.path)} needs permission: ${outside.path} is outside the working directories (${
+            compiled.workingDirs.join(", ")
+          }).`,
+          reason: "outside the working directories",
+          suggestions
+        })
+      }
+      if (subjects.opaque !== undefined) {
+        return dontAsk({
+          behavior: "ask",
+          message: `${describeCall(tool, input)} needs permission: ${subjects.opaque}.`,
+          reason: "input could not be analysed",
+          suggestions
+        })
+      }
+      return dontAsk({
+        behavior: "ask",
+        message: `${describeCall(tool, input, paths[0]?.path)} needs permission: no allow rule covers it.`,
+        reason: "no rule allows it",
+        suggestions
+      })
+    })
+
+  const isBlanketDenied = (tool: Tool.Any, permissionContext: PermissionContext): boolean =>
+    permissionContext.deny.some(({ rule }) => {
+      const parsed = PermissionRule.parse(rule)
+      return Either.isRight(parsed) && parsed.right.content === undefined &&
+        PermissionRule.namesTool(parsed.right.toolName, tool)
+    })
+
+  return { decide, isBlanketDenied }
+}
