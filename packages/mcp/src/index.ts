@@ -1,1 +1,6 @@
-export {}
+export * as McpClientManager from "./McpClientManager.js"
+export * as McpConfig from "./McpConfig.js"
+export * as McpContent from "./McpContent.js"
+export * as McpErrors from "./McpErrors.js"
+export * as McpToolName from "./McpToolName.js"
+export * as McpToolRegistry from "./McpToolRegistry.js"

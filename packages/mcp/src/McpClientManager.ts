@@ -1,0 +1,678 @@
+/**
+ * The MCP client side: connects to every configured server at once (each bounded by a connect timeout,
+ * none blocking the others), keeps their tool lists current (after connecting and on
+ * `notifications/tools/list_changed`), reconnects with backoff when a connection drops, and turns each
+ * server tool into a toolwright tool named `mcp__<server>__<tool>`.
+ */
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import { InputValidator, type Message, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
+import type { ToolUseContext as ToolUseContextModule } from "@toolwright/core"
+import { Context, Deferred, Duration, Effect, FiberSet, Layer, Option, Predicate, Queue, Schema } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { WebSocketClientTransport } from "./internal/WebSocketClientTransport.js"
+import { compile, type Validator } from "./internal/jsonSchema.js"
+import type { McpConfigError, McpServerType, ParsedServers, ServerConfig, ServerEntry } from "./McpConfig.js"
+import * as McpConfig from "./McpConfig.js"
+import * as McpContent from "./McpContent.js"
+import { McpServerNotFound, McpToolCallError } from "./McpErrors.js"
+import * as McpToolName from "./McpToolName.js"
+
+/** Where a server is: still connecting, usable, given up on (with the reason), or waiting for credentials. */
+export type ServerState = "pending" | "connected" | "failed" | "needs-auth"
+
+export interface ServerStatus {
+  readonly name: string
+  /** Undefined for an entry whose configuration could not be read. */
+  readonly type: McpServerType | undefined
+  readonly source: string
+  readonly state: ServerState
+  /** Why the server is failed or needs auth. */
+  readonly error: string | undefined
+  readonly toolCount: number
+  readonly serverInfo: { readonly name: string; readonly version: string } | undefined
+  /** The stdio server's stderr log. */
+  readonly logFile: string | undefined
+  /** The stdio server's process id while connected. */
+  readonly pid: number | undefined
+  readonly config: ServerConfig | undefined
+}
+
+export interface Service {
+  /** Every configured server, in configuration order, bad entries included as failed. */
+  readonly servers: () => ReadonlyArray<ServerStatus>
+  /** The tools of every connected server, named and ordered deterministically. */
+  readonly tools: () => ReadonlyArray<Tool.Any>
+  /** Changes whenever a server's state or tool list changes, so callers can cache what they derive. */
+  readonly version: () => number
+  /** Closes the server's connection and connects again, re-listing its tools. */
+  readonly reconnect: (name: string) => Effect.Effect<ServerStatus, McpServerNotFound>
+}
+
+export class McpClientManager extends Context.Tag("@toolwright/mcp/McpClientManager")<McpClientManager, Service>() {}
+
+export interface Options {
+  readonly servers: ParsedServers
+  /** The project directory: stdio servers start here unless their entry says `cwd`. */
+  readonly cwd: string
+  /** Where stdio servers' stderr is logged (`<logDir>/<server>.log`). */
+  readonly logDir?: string
+  /** Connect timeout per server; default `MCP_TIMEOUT` or 30 s. */
+  readonly connectTimeoutMs?: number
+  /** Per-call timeout, reset by each progress notification; default `MCP_TOOL_TIMEOUT` or ~27.8 hours. */
+  readonly toolTimeoutMs?: number
+  /** Reconnect policy after a connection drops: attempts and the first delay (doubled each time, ≤ 30 s). */
+  readonly reconnect?: { readonly maxAttempts: number; readonly initialDelayMs: number }
+  readonly clientInfo?: { readonly name: string; readonly version: string }
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
+const DEFAULT_TOOL_TIMEOUT_MS = 100_000_000
+/** Descriptions longer than this are cut: some servers ship whole manuals in them. */
+const MAX_DESCRIPTION_CHARS = 2_048
+/** Output of MCP tools beyond this is persisted by the result store, as for any tool. */
+const MCP_MAX_RESULT_SIZE_CHARS = 100_000
+
+const envNumber = (env: Readonly<Record<string, string | undefined>>, name: string): number | undefined => {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === "") return undefined
+  const value = Number(raw)
+  return Number.isFinite(value) && value > 0 ? value : undefined
+}
+
+/** `~/.toolwright/logs/mcp/<project>`: one directory per project so logs of different projects stay apart. */
+export const defaultLogDir = (cwd: string): string =>
+  path.join(os.homedir(), ".toolwright", "logs", "mcp", cwd.replace(/[^A-Za-z0-9]/g, "-"))
+
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : Predicate.hasProperty(error, "message") ? String(error.message) : String(error)
+
+/** The HTTP status behind a transport error, when there is one. */
+const httpStatus = (error: unknown): number | undefined => {
+  if (error instanceof UnauthorizedError) return 401
+  if (error instanceof StreamableHTTPError || error instanceof SseError) return error.code
+  if (Predicate.hasProperty(error, "httpStatus") && typeof error.httpStatus === "number") return error.httpStatus
+  return undefined
+}
+
+const isAuthError = (error: unknown): boolean => httpStatus(error) === 401
+
+/**
+ * Errors after which a remote connection is dead, though the SDK would keep waiting on its pending calls:
+ * the network refused or reset, or a response stream broke off.
+ */
+const isConnectionLost = (error: unknown): boolean =>
+  /fetch failed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|terminated|SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|other side closed/i
+    .test(`${messageOf(error)} ${Predicate.hasProperty(error, "cause") ? messageOf(error.cause) : ""}`)
+
+/** The last lines a stdio server wrote to stderr since `offset`, to say why it failed. */
+const stderrTail = (file: string | undefined, offset: number): string => {
+  if (file === undefined) return ""
+  try {
+    const text = fs.readFileSync(file, "utf8").slice(offset)
+    return text.split("\n").map((line) => line.trimEnd()).filter((line) => line !== "").slice(-5).join("\n")
+  } catch {
+    return ""
+  }
+}
+
+interface Connection {
+  readonly entry: ServerEntry
+  state: ServerState
+  error: string | undefined
+  client: Client | undefined
+  tools: ReadonlyArray<McpTool>
+  serverInfo: { readonly name: string; readonly version: string } | undefined
+  logFile: string | undefined
+  pid: number | undefined
+  /** Where this run's part of the log starts. */
+  logOffset: number
+  /** Resolves when the connect attempt in flight ends; set while connecting or reconnecting. */
+  inFlight: Deferred.Deferred<void> | undefined
+  reconnecting: boolean
+  /** A client this module closed on purpose: its close must not trigger a reconnect. */
+  readonly retired: WeakSet<Client>
+}
+
+interface ToolEntry {
+  readonly tool: Tool.Any
+  readonly serverName: string
+}
+
+const InputRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** Builds the manager; its connections close when the scope does. */
+export const make = (options: Options) =>
+  Effect.gen(function*() {
+    const env = options.env ?? process.env
+    const connectTimeoutMs = options.connectTimeoutMs ?? envNumber(env, "MCP_TIMEOUT") ?? DEFAULT_CONNECT_TIMEOUT_MS
+    const toolTimeoutMs = options.toolTimeoutMs ?? envNumber(env, "MCP_TOOL_TIMEOUT") ?? DEFAULT_TOOL_TIMEOUT_MS
+    const reconnectPolicy = options.reconnect ?? { maxAttempts: 5, initialDelayMs: 1_000 }
+    const clientInfo = options.clientInfo ?? { name: "toolwright", version: "0.1.0" }
+    const logDir = options.logDir ?? defaultLogDir(options.cwd)
+    const fibers = yield* FiberSet.make()
+    const fork = yield* FiberSet.runtime(fibers)<never>()
+    let closing = false
+    let version = 0
+    let cachedVersion = -1
+    let cachedTools: ReadonlyArray<ToolEntry> = []
+
+    const connections: Array<Connection> = options.servers.servers.map((entry) => ({
+      entry,
+      state: "pending",
+      error: undefined,
+      client: undefined,
+      tools: [],
+      serverInfo: undefined,
+      logFile: undefined,
+      pid: undefined,
+      logOffset: 0,
+      inFlight: undefined,
+      reconnecting: false,
+      retired: new WeakSet()
+    }))
+    const configErrors: ReadonlyArray<McpConfigError> = options.servers.errors
+    const changed = () => {
+      version++
+    }
+
+    const makeTransport = (connection: Connection): { transport: Transport; logFd: number | undefined; offset: number } => {
+      const config = connection.entry.config
+      switch (config.type) {
+        case "stdio": {
+          fs.mkdirSync(logDir, { recursive: true })
+          const logFile = path.join(logDir, `${connection.entry.name.replace(/[^A-Za-z0-9_.-]/g, "_")}.log`)
+          connection.logFile = logFile
+          const header = `--- ${new Date().toISOString()} starting: ${[config.command, ...config.args].join(" ")}\n`
+          fs.appendFileSync(logFile, header)
+          const offset = fs.statSync(logFile).size
+          connection.logOffset = offset
+          const logFd = fs.openSync(logFile, "a")
+          const inherited: Record<string, string> = {}
+          for (const [key, value] of Object.entries(env)) if (value !== undefined) inherited[key] = value
+          const transport = new StdioClientTransport({
+            command: config.command,
+            args: [...config.args],
+            env: { ...inherited, ...config.env },
+            cwd: config.cwd === undefined ? options.cwd : path.resolve(options.cwd, config.cwd),
+            stderr: logFd
+          })
+          return { transport, logFd, offset }
+        }
+        case "http":
+          return {
+            transport: new StreamableHTTPClientTransport(new URL(config.url), {
+              requestInit: { headers: { ...config.headers } },
+              // A dead server is detected by the errors below; the SDK's own retries only delay that.
+              reconnectionOptions: {
+                maxRetries: 0,
+                initialReconnectionDelay: 1_000,
+                maxReconnectionDelay: 30_000,
+                reconnectionDelayGrowFactor: 1.5
+              }
+            }),
+            logFd: undefined,
+            offset: 0
+          }
+        case "sse":
+          return {
+            transport: new SSEClientTransport(new URL(config.url), {
+              requestInit: { headers: { ...config.headers } },
+              eventSourceInit: {
+                fetch: (url, init) =>
+                  fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...config.headers } })
+              }
+            }),
+            logFd: undefined,
+            offset: 0
+          }
+        case "ws":
+          return { transport: new WebSocketClientTransport(new URL(config.url), config.headers), logFd: undefined, offset: 0 }
+      }
+    }
+
+    const listTools = (client: Client) =>
+      Effect.tryPromise(async () => {
+        const tools: Array<McpTool> = []
+        let cursor: string | undefined
+        do {
+          const page = await client.listTools(cursor === undefined ? undefined : { cursor })
+          tools.push(...page.tools)
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        return tools
+      })
+
+    /** Re-lists a connected server's tools; a failure keeps the previous list (the server is still up). */
+    const relist = (connection: Connection, client: Client) =>
+      listTools(client).pipe(
+        Effect.tap((tools) =>
+          Effect.sync(() => {
+            if (connection.client !== client) return
+            connection.tools = tools
+            changed()
+          })
+        ),
+        Effect.ignore
+      )
+
+    const describeFailure = (connection: Connection, error: unknown, offset: number): string => {
+      const base = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+        ? `did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`
+        : messageOf(error)
+      const tail = stderrTail(connection.logFile, offset)
+      return tail === "" ? base : `${base}; its stderr ended with:\n${tail}`
+    }
+
+    const onConnectionLost = (connection: Connection, client: Client, reason: string) => {
+      if (closing || connection.client !== client || connection.retired.has(client)) return
+      connection.retired.add(client)
+      connection.client = undefined
+      connection.state = "failed"
+      connection.error = `connection lost: ${reason}`
+      changed()
+      fork(reconnectLoop(connection))
+    }
+
+    /** One connect attempt: transport, initialize, tool list. Leaves the connection connected or failed. */
+    const connect = (connection: Connection): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const done = yield* Deferred.make<void>()
+        connection.inFlight = done
+        const previous = connection.client
+        if (previous !== undefined) {
+          connection.retired.add(previous)
+          connection.client = undefined
+          yield* Effect.promise(() => previous.close().catch(() => undefined))
+        }
+        const made = yield* Effect.try(() => makeTransport(connection)).pipe(Effect.either)
+        if (made._tag === "Left") {
+          connection.state = "failed"
+          connection.error = messageOf(made.left.error)
+          changed()
+          return
+        }
+        const { logFd, offset, transport } = made.right
+        const client = new Client(clientInfo, { capabilities: {} })
+        const attempt = Effect.tryPromise((signal) =>
+          client.connect(transport, { timeout: connectTimeoutMs, signal })
+        ).pipe(
+          Effect.flatMap(() => listTools(client)),
+          Effect.timeoutFail({
+            duration: Duration.millis(connectTimeoutMs),
+            onTimeout: () => new Error(`did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`)
+          }),
+          Effect.either
+        )
+        const result = yield* attempt
+        if (logFd !== undefined) fs.closeSync(logFd)
+        if (result._tag === "Left") {
+          const cause = Predicate.hasProperty(result.left, "error") ? result.left.error : result.left
+          connection.retired.add(client)
+          yield* Effect.promise(() => client.close().catch(() => undefined))
+          connection.state = isAuthError(cause) ? "needs-auth" : "failed"
+          connection.error = isAuthError(cause)
+            ? `the server requires authentication (HTTP 401): ${messageOf(cause)}`
+            : describeFailure(connection, cause, offset)
+          changed()
+          return
+        }
+        connection.client = client
+        connection.pid = transport instanceof StdioClientTransport ? transport.pid ?? undefined : undefined
+        connection.tools = result.right
+        connection.state = "connected"
+        connection.error = undefined
+        const info = client.getServerVersion()
+        connection.serverInfo = info === undefined ? undefined : { name: info.name, version: info.version }
+        client.onclose = () => onConnectionLost(connection, client, "the server closed the connection")
+        client.onerror = (error) => {
+          if (connection.entry.config.type !== "stdio" && isConnectionLost(error)) {
+            onConnectionLost(connection, client, messageOf(error))
+            // Closing rejects every pending request now instead of leaving it to a timeout.
+            void client.close().catch(() => undefined)
+          }
+        }
+        client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          fork(relist(connection, client))
+        })
+        changed()
+      }).pipe(
+        Effect.ensuring(Effect.suspend(() => {
+          const done = connection.inFlight
+          connection.inFlight = undefined
+          return done === undefined ? Effect.void : Deferred.succeed(done, undefined)
+        }))
+      )
+
+    const reconnectLoop = (connection: Connection): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        if (connection.reconnecting || closing) return
+        connection.reconnecting = true
+        let delay = reconnectPolicy.initialDelayMs
+        for (let attempt = 1; attempt <= reconnectPolicy.maxAttempts && !closing; attempt++) {
+          yield* Effect.sleep(Duration.millis(delay))
+          yield* connect(connection)
+          if (connection.state === "connected" || connection.state === "needs-auth") break
+          delay = Math.min(delay * 2, 30_000)
+        }
+      }).pipe(Effect.ensuring(Effect.sync(() => {
+        connection.reconnecting = false
+      })))
+
+    const find = (name: string) => connections.find((connection) => connection.entry.name === name)
+
+    const notConnected = (connection: Connection, toolName: string): McpToolCallError => {
+      const name = connection.entry.name
+      const message = connection.state === "needs-auth"
+        ? `MCP server "${name}" needs authentication before ${toolName} can run: ${connection.error ?? "HTTP 401"}. ` +
+          `Add credentials to the server's headers in ${connection.entry.source} (e.g. "Authorization": "Bearer \${TOKEN}"), then try again.`
+        : `MCP server "${name}" is not connected, so ${toolName} cannot run: ${connection.error ?? "it is still connecting"}.` +
+          (connection.reconnecting ? " It is reconnecting; try again shortly." : ` Check the server (toolwright mcp get ${name}).`)
+      return new McpToolCallError({ server: name, tool: toolName, message })
+    }
+
+    const callTool = (
+      connection: Connection,
+      mcpToolName: string,
+      toolName: string,
+      args: Record<string, unknown>,
+      context: ToolUseContextModule.ToolUseContext
+    ): Effect.Effect<Message.ToolResultContent, McpToolCallError, ToolProgress.ToolProgress> =>
+      Effect.gen(function*() {
+        const serverName = connection.entry.name
+        if (connection.state !== "connected" && connection.inFlight !== undefined) {
+          yield* Deferred.await(connection.inFlight).pipe(Effect.timeout(Duration.millis(connectTimeoutMs)), Effect.ignore)
+        }
+        // Progress arrives in SDK callbacks; a queue keeps it in order and ahead of the result.
+        const progressQueue = yield* Queue.unbounded<unknown>()
+        const forwardProgress = Effect.forever(
+          Effect.uninterruptibleMask((restore) =>
+            restore(Queue.take(progressQueue)).pipe(Effect.flatMap(ToolProgress.report))
+          )
+        )
+        const attempt = Effect.gen(function*() {
+          const client = connection.client
+          if (connection.state !== "connected" || client === undefined) return yield* notConnected(connection, toolName)
+          return yield* Effect.tryPromise({
+            try: (signal) =>
+              client.callTool({ name: mcpToolName, arguments: args }, undefined, {
+                signal,
+                timeout: toolTimeoutMs,
+                resetTimeoutOnProgress: true,
+                onprogress: (progress) => {
+                  Queue.unsafeOffer(progressQueue, {
+                    progress: progress.progress,
+                    ...(progress.total !== undefined ? { total: progress.total } : {}),
+                    ...(progress.message !== undefined ? { message: progress.message } : {})
+                  })
+                }
+              }),
+            catch: (error) => ({ error, client })
+          })
+        }).pipe(
+          Effect.raceFirst(forwardProgress),
+          Effect.ensuring(
+            Effect.flatMap(Queue.takeAll(progressQueue), (rest) => Effect.forEach(rest, ToolProgress.report))
+          )
+        )
+        const first = yield* Effect.either(attempt)
+        let result
+        if (first._tag === "Right") {
+          result = first.right
+        } else if (first.left instanceof McpToolCallError) {
+          return yield* first.left
+        } else {
+          const { client, error } = first.left
+          const status = httpStatus(error)
+          if (status === 401) {
+            connection.retired.add(client)
+            connection.client = undefined
+            connection.state = "needs-auth"
+            connection.error = `the server answered HTTP 401: ${messageOf(error)}`
+            changed()
+            void client.close().catch(() => undefined)
+            return yield* notConnected(connection, toolName)
+          }
+          if ((status === 404 || status === 400) && connection.entry.config.type === "http") {
+            // The server forgot our session (it restarted): initialise a new one and send the call again.
+            yield* connect(connection)
+            const second = yield* Effect.either(attempt)
+            if (second._tag === "Right") result = second.right
+            else if (second.left instanceof McpToolCallError) return yield* second.left
+            else return yield* callFailure(connection, toolName, second.left.error)
+          } else {
+            return yield* callFailure(connection, toolName, error)
+          }
+        }
+        // Servers on the 2024-10-07 protocol answer `{ toolResult }` instead of content blocks.
+        const parsed = CallToolResultSchema.safeParse(result)
+        const normalized: McpContent.CallResult = parsed.success
+          ? parsed.data
+          : { content: [], structuredContent: "toolResult" in result ? result.toolResult : result, isError: false }
+        if (normalized.isError === true) {
+          return yield* new McpToolCallError({
+            server: serverName,
+            tool: toolName,
+            message: McpContent.errorText(normalized, serverName, mcpToolName)
+          })
+        }
+        return McpContent.toToolResultContent(normalized, serverName, {
+          directory: path.join(context.projectDir, context.sessionId, "mcp-output"),
+          prefix: context.toolUseId.replace(/[^A-Za-z0-9_-]/g, "_") || "call"
+        })
+      })
+
+    const callFailure = (connection: Connection, toolName: string, error: unknown) => {
+      const name = connection.entry.name
+      let message: string
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        message = `MCP server "${name}" did not answer ${toolName} within ${toolTimeoutMs} ms (MCP_TOOL_TIMEOUT).`
+      } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+        const tail = stderrTail(connection.logFile, connection.logOffset).split("\n").slice(-3).join("\n")
+        message = `MCP server "${name}" closed the connection while ${toolName} was running.` +
+          (connection.entry.config.type === "stdio" && tail !== "" ? ` Its stderr ended with:\n${tail}` : "")
+      } else if (error instanceof McpError) {
+        message = `MCP server "${name}" refused ${toolName}: ${error.message}`
+      } else {
+        message = `MCP server "${name}" failed during ${toolName}: ${messageOf(error)}`
+      }
+      return new McpToolCallError({ server: name, tool: toolName, message })
+    }
+
+    const makeTool = (connection: Connection, definition: McpTool, name: string): Tool.Any => {
+      const serverName = connection.entry.name
+      const annotations = definition.annotations ?? {}
+      const readOnly = annotations.readOnlyHint === true
+      const destructive = annotations.destructiveHint === true
+      const description = definition.description ?? `${definition.name} (MCP tool of server ${serverName})`
+      const schema: Tool.JsonSchema = definition.inputSchema
+      let validator: Validator | undefined
+      return Tool.make({
+        name,
+        description: description.length > MAX_DESCRIPTION_CHARS
+          ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}… [truncated]`
+          : description,
+        prompt: description.length > MAX_DESCRIPTION_CHARS
+          ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}… [truncated]`
+          : description,
+        input: InputRecord,
+        inputJsonSchema: schema,
+        source: "mcp",
+        mcpInfo: { serverName, toolName: definition.name },
+        maxResultSizeChars: MCP_MAX_RESULT_SIZE_CHARS,
+        isReadOnly: () => readOnly,
+        isConcurrencySafe: () => readOnly,
+        isDestructive: () => destructive,
+        userFacingName: () => `${serverName} - ${annotations.title ?? definition.title ?? definition.name} (MCP)`,
+        toClassifierInput: (input) => `${definition.name} ${JSON.stringify(input)}`,
+        validateInput: (input) =>
+          Effect.suspend(() => {
+            validator ??= compile(schema)
+            const issues = validator(input)
+            return issues.length === 0
+              ? Effect.void
+              : Effect.fail(new ToolErrors.ToolError({ message: InputValidator.formatValidationMessage(name, issues) }))
+          }),
+        call: (input, context) => callTool(connection, definition.name, name, input, context),
+        mapToolResult: (output: Message.ToolResultContent) => output
+      })
+    }
+
+    const currentTools = (): ReadonlyArray<ToolEntry> => {
+      if (cachedVersion === version) return cachedTools
+      const live = connections.filter((connection) => connection.state === "connected")
+      const names = McpToolName.assign(
+        live.flatMap((connection) =>
+          connection.tools.map((tool) => ({ serverName: connection.entry.name, toolName: tool.name }))
+        )
+      )
+      cachedTools = live.flatMap((connection) =>
+        connection.tools.map((definition) => ({
+          serverName: connection.entry.name,
+          tool: makeTool(
+            connection,
+            definition,
+            names.get(McpToolName.assignKey(connection.entry.name, definition.name)) ??
+              McpToolName.make(connection.entry.name, definition.name)
+          )
+        }))
+      )
+      cachedVersion = version
+      return cachedTools
+    }
+
+    const status = (connection: Connection): ServerStatus => ({
+      name: connection.entry.name,
+      type: connection.entry.config.type,
+      source: connection.entry.source,
+      state: connection.state,
+      error: connection.error,
+      toolCount: connection.state === "connected" ? connection.tools.length : 0,
+      serverInfo: connection.serverInfo,
+      logFile: connection.logFile,
+      pid: connection.state === "connected" ? connection.pid : undefined,
+      config: connection.entry.config
+    })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        closing = true
+        yield* Effect.forEach(
+          connections,
+          (connection) =>
+            Effect.promise(async () => {
+              const client = connection.client
+              if (client === undefined) return
+              connection.retired.add(client)
+              connection.client = undefined
+              await client.close().catch(() => undefined)
+            }),
+          { concurrency: "unbounded", discard: true }
+        )
+      })
+    )
+
+    yield* Effect.forEach(connections, connect, { concurrency: "unbounded", discard: true })
+
+    const service: Service = {
+      servers: () => [
+        ...connections.map(status),
+        ...configErrors.map((error): ServerStatus => ({
+          name: error.server,
+          type: undefined,
+          source: error.source,
+          state: "failed",
+          error: error.message,
+          toolCount: 0,
+          serverInfo: undefined,
+          logFile: undefined,
+          pid: undefined,
+          config: undefined
+        }))
+      ],
+      tools: () => currentTools().map((entry) => entry.tool),
+      version: () => version,
+      reconnect: (name) =>
+        Effect.gen(function*() {
+          const connection = find(name)
+          if (connection === undefined) {
+            return yield* new McpServerNotFound({
+              server: name,
+              message: `No MCP server named "${name}" is configured. Run \`toolwright mcp list\` to see them.`
+            })
+          }
+          yield* connect(connection)
+          return status(connection)
+        })
+    }
+    return service
+  })
+
+/** A manager over the given servers. */
+export const layer = (options: Options): Layer.Layer<McpClientManager> =>
+  Layer.scoped(McpClientManager, make(options))
+
+/**
+ * A manager over the `.mcp.json` of `cwd` plus servers from settings (which win on a name clash). A file
+ * that cannot be read shows up as a failed entry naming the file, so nothing is silently ignored.
+ */
+export const layerProject = (
+  options: Omit<Options, "servers"> & { readonly settingsServers?: unknown; readonly settingsSource?: string }
+): Layer.Layer<McpClientManager> =>
+  Layer.scoped(
+    McpClientManager,
+    Effect.gen(function*() {
+      const env = options.env ?? process.env
+      const project = yield* McpConfig.loadProjectServers(options.cwd, env).pipe(
+        Effect.catchAll((error) =>
+          Effect.succeed<ParsedServers>({
+            servers: [],
+            errors: [
+              new McpConfig.McpConfigError({
+                server: "(.mcp.json)",
+                field: "(file)",
+                source: error.source,
+                message: error.message
+              })
+            ]
+          })
+        )
+      )
+      const settings = McpConfig.parseServers(options.settingsServers, options.settingsSource ?? "settings", env)
+      return yield* make({ ...options, servers: McpConfig.mergeServers([project, settings]) })
+    })
+  )
+
+/** A manager with no servers: for runtimes that do not load MCP configuration. */
+export const layerEmpty: Layer.Layer<McpClientManager> = layer({
+  servers: { servers: [], errors: [] },
+  cwd: process.cwd()
+})
+
+/** The status of one server. */
+export const serverStatus = (name: string) =>
+  Effect.flatMap(McpClientManager, (manager) =>
+    Option.match(Option.fromNullable(manager.servers().find((server) => server.name === name)), {
+      onNone: () =>
+        Effect.fail(
+          new McpServerNotFound({
+            server: name,
+            message: `No MCP server named "${name}" is configured. Run \`toolwright mcp list\` to see them.`
+          })
+        ),
+      onSome: Effect.succeed
+    }))

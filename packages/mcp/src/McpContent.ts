@@ -1,0 +1,164 @@
+/**
+ * Converts between MCP tool results and tool_result content. Text and the images a model can see stay
+ * inline; audio and other binary payloads are written to the session's directory and the model is told
+ * where; resource links and embedded resources become text saying what and where they are;
+ * `structuredContent` is the result when a server sends no content blocks.
+ */
+import type { Message } from "@toolwright/core"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+type ContentBlock = CallToolResult["content"][number]
+type OutBlock = Message.TextBlock | Message.ImageBlock
+
+/** The parts of an MCP tool result that become tool_result content. */
+export interface CallResult {
+  readonly content?: ReadonlyArray<ContentBlock> | undefined
+  readonly structuredContent?: unknown
+  readonly isError?: boolean | undefined
+}
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
+const isImageType = (mime: string): mime is Message.ImageSource["media_type"] => IMAGE_TYPES.has(mime)
+
+const EXTENSIONS: Record<string, string> = {
+  "audio/wav": "wav",
+  "audio/x-wav": "wav",
+  "audio/mpeg": "mp3",
+  "audio/mp3": "mp3",
+  "audio/ogg": "ogg",
+  "audio/webm": "webm",
+  "application/pdf": "pdf",
+  "application/gzip": "gz",
+  "application/zip": "zip",
+  "application/json": "json",
+  "image/svg+xml": "svg",
+  "image/bmp": "bmp",
+  "image/tiff": "tiff"
+}
+
+/** Where binary payloads a model cannot read inline are written; undefined keeps only a description. */
+export interface BlobSink {
+  readonly directory: string
+  readonly prefix: string
+}
+
+const byteLength = (base64: string): number => Math.floor(base64.length * 3 / 4) - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)
+
+const saveBlob = (sink: BlobSink | undefined, index: number, mimeType: string, base64: string): string | undefined => {
+  if (sink === undefined) return undefined
+  try {
+    fs.mkdirSync(sink.directory, { recursive: true })
+    const file = path.join(sink.directory, `${sink.prefix}-${index}.${EXTENSIONS[mimeType] ?? "bin"}`)
+    fs.writeFileSync(file, Buffer.from(base64, "base64"))
+    return file
+  } catch {
+    return undefined
+  }
+}
+
+const describeBinary = (
+  kind: string,
+  mimeType: string,
+  base64: string,
+  saved: string | undefined
+): string =>
+  saved === undefined
+    ? `[${kind} content (${mimeType}, ${byteLength(base64)} bytes) was returned but cannot be shown]`
+    : `[${kind} content (${mimeType}, ${byteLength(base64)} bytes) saved to ${saved}]`
+
+const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: BlobSink | undefined): OutBlock => {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: block.text }
+    case "image":
+      if (isImageType(block.mimeType)) {
+        return { type: "image", source: { type: "base64", media_type: block.mimeType, data: block.data } }
+      }
+      return {
+        type: "text",
+        text: describeBinary("Image", block.mimeType, block.data, saveBlob(sink, index, block.mimeType, block.data))
+      }
+    case "audio":
+      return {
+        type: "text",
+        text: describeBinary("Audio", block.mimeType, block.data, saveBlob(sink, index, block.mimeType, block.data))
+      }
+    case "resource_link": {
+      const details = [block.mimeType, block.description].filter((item) => item !== undefined && item !== "")
+      return {
+        type: "text",
+        text: `[Resource link: ${block.name}] ${block.uri}${details.length > 0 ? ` (${details.join(", ")})` : ""}`
+      }
+    }
+    case "resource": {
+      const resource = block.resource
+      if ("text" in resource && typeof resource.text === "string") {
+        return { type: "text", text: `[Resource from ${serverName} at ${resource.uri}] ${resource.text}` }
+      }
+      if ("blob" in resource && typeof resource.blob === "string") {
+        const mimeType = resource.mimeType ?? "application/octet-stream"
+        if (isImageType(mimeType)) {
+          return { type: "image", source: { type: "base64", media_type: mimeType, data: resource.blob } }
+        }
+        const saved = saveBlob(sink, index, mimeType, resource.blob)
+        return {
+          type: "text",
+          text: `[Resource from ${serverName} at ${resource.uri}] ${describeBinary("Binary", mimeType, resource.blob, saved)}`
+        }
+      }
+      return { type: "text", text: `[Resource from ${serverName} at ${resource.uri}]` }
+    }
+    default:
+      return { type: "text", text: JSON.stringify(block) }
+  }
+}
+
+/**
+ * The content a model reads for a successful MCP call. Content blocks win; a server that only sends
+ * `structuredContent` is rendered as its JSON. Text-only results collapse to one string.
+ */
+export const toToolResultContent = (
+  result: CallResult,
+  serverName: string,
+  sink?: BlobSink
+): Message.ToolResultContent => {
+  const content = result.content ?? []
+  if (content.length === 0) {
+    return result.structuredContent === undefined ? "" : JSON.stringify(result.structuredContent)
+  }
+  const blocks = content.map((block, index) => mapBlock(block, index, serverName, sink))
+  if (blocks.every((block) => block.type === "text")) {
+    return blocks.map((block) => (block.type === "text" ? block.text : "")).join("\n")
+  }
+  return blocks
+}
+
+/** The text of an MCP error result (`isError: true`), what the model reads inside `<tool_use_error>`. */
+export const errorText = (
+  result: CallResult,
+  serverName: string,
+  toolName: string
+): string => {
+  const content = toToolResultContent(result, serverName)
+  const text = typeof content === "string"
+    ? content
+    : content.map((block) => (block.type === "text" ? block.text : "[image]")).join("\n")
+  return text.trim() === "" ? `The MCP tool ${toolName} of server ${serverName} reported an error without a message` : text
+}
+
+/** toolwright tool_result content as MCP content blocks, for `toolwright mcp serve`. */
+export const toMcpContent = (content: Message.ToolResultContent): CallToolResult["content"] => {
+  if (typeof content === "string") return [{ type: "text", text: content }]
+  return content.map((block) => {
+    switch (block.type) {
+      case "text":
+        return { type: "text", text: block.text }
+      case "image":
+        return { type: "image", data: block.source.data, mimeType: block.source.media_type }
+      case "tool_reference":
+        return { type: "text", text: `[tool reference ${block.tool_name}]` }
+    }
+  })
+}

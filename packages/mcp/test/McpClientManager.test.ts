@@ -1,0 +1,239 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { McpClientManager, McpConfig, McpToolRegistry } from "../src/index.js"
+
+const here = import.meta.dirname
+const everything = path.join(here, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+const scripted = path.join(here, "fixtures/scripted-server.mjs")
+
+const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-"))
+
+/** A runtime over the MCP tools of `mcpServers`, with permissions bypassed so calls reach the server. */
+const setup = (mcpServers: unknown, options: Partial<McpClientManager.Options> = {}) => {
+  const dir = tempDir()
+  const manager = McpClientManager.layer({
+    servers: McpConfig.parseServers(mcpServers, "test.mcp.json", { HOME_FOR_TEST: dir }),
+    cwd: dir,
+    logDir: path.join(dir, "logs"),
+    ...options
+  })
+  const registry = McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))
+  const layer = ToolRuntime.layerDefault.pipe(
+    Layer.provideMerge(registry),
+    Layer.provideMerge(manager)
+  )
+  const context = ToolUseContext.make({
+    cwd: dir,
+    projectDir: path.join(dir, "project"),
+    sessionId: "s1",
+    permissionContext: { mode: "bypassPermissions", allow: [], deny: [], ask: [], additionalDirectories: [] }
+  })
+  return { dir, layer, context }
+}
+
+const call = (context: ToolUseContext.ToolUseContext, name: string, input: unknown, id = "toolu_1") =>
+  Effect.gen(function*() {
+    const runtime = yield* ToolRuntime.ToolRuntime
+    const events: Array<Message.RuntimeEvent> = []
+    const result = yield* runtime.execute({ type: "tool_use", id, name, input }, context, (event) =>
+      Effect.sync(() => {
+        events.push(event)
+      }))
+    return { result: result.result, events }
+  })
+
+describe("McpClientManager over stdio (server-everything)", () => {
+  const { context, layer } = setup({ everything: { command: process.execPath, args: [everything, "stdio"] } })
+
+  it.scopedLive("lists the server's tools as mcp__everything__* and calls them through the pipeline", () =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const [status] = manager.servers()
+      assert.strictEqual(status.state, "connected")
+      assert.strictEqual(status.type, "stdio")
+      assert.isTrue(status.toolCount >= 10)
+      const names = manager.tools().map((tool) => tool.name)
+      assert.include(names, "mcp__everything__echo")
+      assert.include(names, "mcp__everything__get-sum")
+      const echo = manager.tools().find((tool) => tool.name === "mcp__everything__echo")!
+      assert.strictEqual(echo.source, "mcp")
+      assert.deepStrictEqual(echo.mcpInfo, { serverName: "everything", toolName: "echo" })
+      assert.isTrue(echo.isReadOnly({}))
+      assert.isTrue(echo.isConcurrencySafe({}))
+      assert.strictEqual((echo.inputJsonSchema as { type?: string }).type, "object")
+
+      const { result } = yield* call(context, "mcp__everything__echo", { message: "hello" })
+      assert.deepStrictEqual(result, { type: "tool_result", tool_use_id: "toolu_1", content: "Echo: hello" })
+      const sum = yield* call(context, "mcp__everything__get-sum", { a: 2, b: 3 })
+      assert.strictEqual(sum.result.content, "The sum of 2 and 3 is 5.")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("validates arguments against the server's JSON Schema before calling", () =>
+    Effect.gen(function*() {
+      const { result } = yield* call(context, "mcp__everything__get-sum", { a: "2", extra: 1 })
+      assert.isTrue(result.is_error)
+      assert.strictEqual(
+        result.content,
+        "<tool_use_error>InputValidationError: mcp__everything__get-sum failed due to the following issues:\n" +
+          "The required parameter `b` is missing\n" +
+          "The parameter `a` type is expected as `number` but provided as `string`</tool_use_error>"
+      )
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("maps images and structured content, and reports progress", () =>
+    Effect.gen(function*() {
+      const image = yield* call(context, "mcp__everything__get-tiny-image", {})
+      assert.isArray(image.result.content)
+      const blocks = image.result.content as ReadonlyArray<Message.ToolResultContentBlock>
+      assert.deepStrictEqual(blocks.map((block) => block.type), ["text", "image", "text"])
+      const picture = blocks[1]
+      assert.isTrue(picture.type === "image" && picture.source.media_type === "image/png")
+
+      const weather = yield* call(context, "mcp__everything__get-structured-content", { location: "Chicago" })
+      assert.include(Message.contentText(weather.result.content), "temperature")
+
+      const long = yield* call(context, "mcp__everything__trigger-long-running-operation", { duration: 0.2, steps: 2 })
+      assert.strictEqual(long.result.content, "Long running operation completed. Duration: 0.2 seconds, Steps: 2.")
+      const progress = long.events.filter((event) => event._tag === "Progress")
+      // The server's last notification races its response (the SDK drops progress after the result).
+      assert.deepStrictEqual(progress[0]?._tag === "Progress" ? progress[0].data : undefined, { progress: 1, total: 2 })
+    }).pipe(Effect.provide(layer)))
+})
+
+describe("McpClientManager configuration", () => {
+  it.scopedLive("a bad entry is an error naming server and field, and the other servers still start", () => {
+    const { layer } = setup({
+      broken: { command: ["node"] },
+      missing: { command: "/nonexistent/mcp-server-binary" },
+      good: { command: process.execPath, args: [scripted] }
+    })
+    return Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const byName = new Map(manager.servers().map((server) => [server.name, server]))
+      assert.strictEqual(byName.get("good")?.state, "connected")
+      assert.strictEqual(byName.get("broken")?.state, "failed")
+      assert.strictEqual(
+        byName.get("broken")?.error,
+        `MCP server "broken" in test.mcp.json: command must be a non-empty string`
+      )
+      assert.strictEqual(byName.get("missing")?.state, "failed")
+      assert.match(byName.get("missing")?.error ?? "", /ENOENT|closed/)
+      assert.include(manager.tools().map((tool) => tool.name), "mcp__good__slow")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scopedLive("a server that does not answer in time is failed with the reason", () => {
+    const { layer } = setup(
+      { mute: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] } },
+      { connectTimeoutMs: 300 }
+    )
+    return Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const [status] = manager.servers()
+      assert.strictEqual(status.state, "failed")
+      assert.strictEqual(status.error, "did not answer within 300 ms (MCP_TIMEOUT)")
+      assert.deepStrictEqual(manager.tools(), [])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scopedLive("stderr goes to the server's log file, and a failing server's reason quotes it", () => {
+    const { dir, layer } = setup({
+      noisy: { command: process.execPath, args: ["-e", "console.error('cannot open database'); process.exit(1)"] }
+    })
+    return Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const [status] = manager.servers()
+      assert.strictEqual(status.state, "failed")
+      assert.include(status.error ?? "", "its stderr ended with:\ncannot open database")
+      assert.strictEqual(status.logFile, path.join(dir, "logs", "noisy.log"))
+      assert.include(fs.readFileSync(status.logFile!, "utf8"), "cannot open database")
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("McpClientManager faults (scripted server over stdio)", () => {
+  const { context, layer } = setup({ scripted: { command: process.execPath, args: [scripted] } }, {
+    reconnect: { maxAttempts: 3, initialDelayMs: 50 }
+  })
+
+  it.scopedLive("isError results, audio, embedded resources, links and structured-only content", () =>
+    Effect.gen(function*() {
+      const fail = yield* call(context, "mcp__scripted__fail", {})
+      assert.deepStrictEqual(fail.result, {
+        type: "tool_result",
+        tool_use_id: "toolu_1",
+        content: "<tool_use_error>the widget is broken</tool_use_error>",
+        is_error: true
+      })
+      const media = yield* call(context, "mcp__scripted__media", {}, "toolu_media")
+      const audioFile = path.join(context.projectDir, "s1", "mcp-output", "toolu_media-0.wav")
+      assert.strictEqual(
+        media.result.content,
+        `[Audio content (audio/wav, 16 bytes) saved to ${audioFile}]\n` +
+          "[Resource from scripted at file:///notes.txt] remember the milk\n" +
+          "[Resource link: big.csv] file:///big.csv (text/csv, the data)"
+      )
+      assert.strictEqual(fs.readFileSync(audioFile, "utf8"), "RIFF....WAVEfmt ")
+      const slow = yield* call(context, "mcp__scripted__slow", { ms: 150 })
+      assert.strictEqual(slow.result.content, "slept 150 ms")
+      assert.deepStrictEqual(slow.events.map((event) => event._tag === "Progress" ? event.data : event._tag), [
+        { progress: 50, total: 150, message: "waited 50 ms" },
+        { progress: 100, total: 150, message: "waited 100 ms" },
+        { progress: 150, total: 150, message: "waited 150 ms" }
+      ])
+      const structured = yield* call(context, "mcp__scripted__structured", {})
+      assert.strictEqual(structured.result.content, `{"total":42}`)
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("notifications/tools/list_changed re-lists the tools", () =>
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry.ToolRegistry
+      assert.isTrue(registry.find("mcp__scripted__late").pipe((found) => found._tag === "None"))
+      const added = yield* call(context, "mcp__scripted__add-tool", { name: "late" })
+      assert.strictEqual(added.result.content, "added late")
+      let found = false
+      for (let i = 0; i < 100 && !found; i++) {
+        found = registry.find("mcp__scripted__late")._tag === "Some"
+        if (!found) yield* Effect.sleep("20 millis")
+      }
+      assert.isTrue(found)
+      const late = yield* call(context, "mcp__scripted__late", {})
+      assert.strictEqual(late.result.content, "late ran")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("a server exiting mid-call ends the call with an error result at once, then reconnects", () =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const crash = yield* call(context, "mcp__scripted__crash", {})
+      assert.isTrue(crash.result.is_error)
+      assert.strictEqual(
+        crash.result.content,
+        `<tool_use_error>MCP server "scripted" closed the connection while mcp__scripted__crash was running. ` +
+          `Its stderr ended with:\nscripted server ready on stdio\nfatal: the scripted server crashed on purpose</tool_use_error>`
+      )
+      let state = manager.servers()[0].state
+      for (let i = 0; i < 200 && state !== "connected"; i++) {
+        yield* Effect.sleep("20 millis")
+        state = manager.servers()[0].state
+      }
+      assert.strictEqual(state, "connected")
+      const again = yield* call(context, "mcp__scripted__slow", { ms: 50 })
+      assert.strictEqual(again.result.content, "slept 50 ms")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("killing the server process mid-call fails the call at once", () =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const fiber = yield* Effect.fork(call(context, "mcp__scripted__slow", { ms: 20_000 }))
+      yield* Effect.sleep("200 millis")
+      const pid = manager.servers()[0].pid!
+      process.kill(pid, "SIGKILL")
+      const { result } = yield* fiber.await.pipe(Effect.flatten)
+      assert.isTrue(result.is_error)
+      assert.include(Message.contentText(result.content), `MCP server "scripted" closed the connection`)
+    }).pipe(Effect.provide(layer)))
+})
