@@ -7,11 +7,14 @@
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Tool, ToolErrors } from "@toolwright/core"
-import type { ToolUseContext } from "@toolwright/core"
-import { Effect, Schema } from "effect"
+import type { Message, ToolUseContext } from "@toolwright/core"
+import { Effect, Either, Schema } from "effect"
 import { recordRead } from "../internal/fileState.js"
 import { realPath, resolvePath } from "../internal/paths.js"
-import { BINARY_EXTENSIONS } from "./fileKinds.js"
+import { BINARY_EXTENSIONS, imageMediaType } from "./fileKinds.js"
+import type { ImageResult } from "./image.js"
+import { imageBlock, readImage } from "./image.js"
+import * as Notebook from "./notebook.js"
 import * as Prompt from "./prompt.js"
 import { decode, detectEncoding, looksBinary, splitLines } from "./textDecoding.js"
 
@@ -38,6 +41,8 @@ export type ReadOutput =
     readonly totalLines: number
   }
   | { readonly type: "empty"; readonly filePath: string }
+  | ({ readonly type: "image"; readonly filePath: string } & ImageResult)
+  | { readonly type: "notebook"; readonly filePath: string; readonly blocks: Array<Message.ToolResultContentBlock> }
   | { readonly type: "pastEnd"; readonly filePath: string; readonly offset: number; readonly totalLines: number }
 
 const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
@@ -92,7 +97,22 @@ const numberLines = (lines: ReadonlyArray<string>, firstLine: number): string =>
   return out
 }
 
-const readText = Effect.fn("Read.text")(function*(
+const readNotebook = Effect.fn("Read.notebook")(function*(
+  file: string,
+  mtimeMs: number,
+  context: ToolUseContext.ToolUseContext
+) {
+  const bytes = yield* readBytes(file)
+  const parsed = Notebook.parse(decode(bytes, detectEncoding(bytes)))
+  if (Either.isLeft(parsed)) return yield* fail(`Could not read the notebook ${file}: ${parsed.left}.`)
+  const blocks = Notebook.render(parsed.right, file)
+  const textChars = blocks.reduce((sum, block) => sum + (block.type === "text" ? block.text.length : 0), 0)
+  if (textChars > Prompt.MAX_FILE_BYTES) return yield* fail(Prompt.notebookTooLarge(file, textChars))
+  recordRead(context, file, bytes, mtimeMs)
+  return { type: "notebook", filePath: file, blocks } satisfies ReadOutput
+})
+
+const read = Effect.fn("Read.call")(function*(
   file: string,
   input: ReadInput,
   context: ToolUseContext.ToolUseContext
@@ -100,6 +120,13 @@ const readText = Effect.fn("Read.text")(function*(
   const stat = yield* statFile(file, context)
   if (stat.isDirectory()) return yield* fail(Prompt.isDirectory(file))
   const extension = path.extname(file).toLowerCase()
+  if (imageMediaType(extension) !== undefined) {
+    const bytes = yield* readBytes(file)
+    const image = yield* readImage(file, bytes)
+    recordRead(context, file, bytes, stat.mtimeMs)
+    return { type: "image", filePath: file, ...image } satisfies ReadOutput
+  }
+  if (extension === ".ipynb") return yield* readNotebook(file, stat.mtimeMs, context)
   if (BINARY_EXTENSIONS.has(extension)) return yield* fail(Prompt.binaryFile(extension))
   const ranged = input.offset !== undefined || input.limit !== undefined
   if (!ranged && stat.size > Prompt.MAX_FILE_BYTES) return yield* fail(Prompt.fileTooLarge(stat.size))
@@ -135,7 +162,7 @@ const readText = Effect.fn("Read.text")(function*(
   } satisfies ReadOutput
 })
 
-const renderOutput = (output: ReadOutput): string => {
+const renderOutput = (output: ReadOutput): Message.ToolResultContent => {
   switch (output.type) {
     case "text":
       return output.content
@@ -143,6 +170,10 @@ const renderOutput = (output: ReadOutput): string => {
       return Prompt.emptyFile
     case "pastEnd":
       return Prompt.offsetPastEnd(output.offset, output.totalLines)
+    case "image":
+      return [imageBlock(output)]
+    case "notebook":
+      return output.blocks
   }
 }
 
@@ -168,6 +199,6 @@ export const ReadTool = Tool.make({
     }
     return Effect.void
   },
-  call: (input, context) => readText(readPath(input.file_path, context), input, context),
+  call: (input, context) => read(readPath(input.file_path, context), input, context),
   mapToolResult: renderOutput
 })

@@ -61,6 +61,11 @@ export const fileTooLarge = (bytes: number): string =>
 export const tooManyTokens = (tokens: number): string =>
   `File content (${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Please use offset and limit parameters to read specific portions of the file, or use the GrepTool to search for specific content.`
 
+export const notebookTooLarge = (file: string, chars: number): string =>
+  `Notebook content (${formatFileSize(chars)}) exceeds maximum allowed size (${
+    formatFileSize(MAX_FILE_BYTES)
+  }). Use Bash with jq to read specific cells, e.g. cat ${file} | jq '.cells[:20]'`
+
 export const emptyFile = "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
 
 export const offsetPastEnd = (offset: number, totalLines: number): string =>

@@ -1,0 +1,170 @@
+import * as path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import sharp from "sharp"
+import { MAX_IMAGE_BYTES } from "../src/read/image.js"
+import { ReadTool } from "../src/read/ReadTool.js"
+import { callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
+
+const read = (input: unknown, cwd: string) => callTool([ReadTool], "Read", input, contextFor(cwd))
+
+const utf16 = (text: string, endian: "le" | "be"): Uint8Array => {
+  const le = Buffer.from(text, "utf16le")
+  if (endian === "be") le.swap16()
+  return Buffer.concat([Buffer.from(endian === "le" ? [0xff, 0xfe] : [0xfe, 0xff]), le])
+}
+
+const image = (width: number, height: number, format: "png" | "jpeg", noise = false) =>
+  Effect.promise(() => {
+    const channels = 3
+    const raw = Buffer.alloc(width * height * channels)
+    // Noise does not compress, which makes a big file out of a modest size.
+    let seed = 1
+    if (noise) {
+      for (let i = 0; i < raw.length; i++) {
+        seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0
+        raw[i] = seed >>> 24
+      }
+    }
+    const pipeline = sharp(raw, { raw: { width, height, channels } })
+    return (format === "png" ? pipeline.png() : pipeline.jpeg()).toBuffer()
+  })
+
+describe("Read: encodings", () => {
+  it.scopedLive("UTF-8 with and without BOM, UTF-16 LE and BE with BOM, CRLF: the same lines", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const text = "héllo wörld ✓\r\nsecond 🎉\r\nthird\r\n"
+      writeFiles(dir, {
+        "plain.txt": text,
+        "bom.txt": Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]),
+        "le.txt": utf16(text, "le"),
+        "be.txt": utf16(text, "be")
+      })
+      for (const name of ["plain.txt", "bom.txt", "le.txt", "be.txt"]) {
+        const call = yield* read({ file_path: path.join(dir, name) }, dir)
+        assert.strictEqual(call.text, "1\théllo wörld ✓\n2\tsecond 🎉\n3\tthird", name)
+      }
+    }))
+
+  it.scopedLive("a file holding only a BOM is empty", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "bom.txt": new Uint8Array([0xef, 0xbb, 0xbf]) })
+      const call = yield* read({ file_path: path.join(dir, "bom.txt") }, dir)
+      assert.strictEqual(call.text, "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>")
+    }))
+})
+
+describe("Read: images", () => {
+  it.scopedLive("a small image is one image block with its real media type", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const png = yield* image(4, 3, "png")
+      const jpeg = yield* image(4, 3, "jpeg")
+      writeFiles(dir, { "a.png": png, "really-jpeg.png": jpeg })
+      const call = yield* read({ file_path: path.join(dir, "a.png") }, dir)
+      assert.deepStrictEqual(call.result.content, [
+        { type: "image", source: { type: "base64", media_type: "image/png", data: png.toString("base64") } }
+      ])
+      const mislabelled = yield* read({ file_path: path.join(dir, "really-jpeg.png") }, dir)
+      assert(Array.isArray(mislabelled.result.content))
+      const block = mislabelled.result.content[0]
+      assert(block.type === "image")
+      assert.strictEqual(block.source.media_type, "image/jpeg")
+    }))
+
+  it.scopedLive("a large image is resized to fit 2000 px and the byte limit", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const big = yield* image(2400, 1200, "png", true)
+      assert.isAbove(big.length, MAX_IMAGE_BYTES)
+      writeFiles(dir, { "big.png": big })
+      const call = yield* read({ file_path: path.join(dir, "big.png") }, dir)
+      assert(Array.isArray(call.result.content))
+      const block = call.result.content[0]
+      assert(block.type === "image")
+      const bytes = Buffer.from(block.source.data, "base64")
+      assert.isAtMost(bytes.length, MAX_IMAGE_BYTES)
+      const metadata = yield* Effect.promise(() => sharp(bytes).metadata())
+      assert.strictEqual(metadata.width, 2000)
+      assert.strictEqual(metadata.height, 1000)
+    }))
+
+  it.scopedLive("a file that is no image is refused with the reason", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "fake.png": "not an image", "empty.gif": "" })
+      const fake = yield* read({ file_path: path.join(dir, "fake.png") }, dir)
+      assert.strictEqual(
+        fake.text,
+        `<tool_use_error>${
+          path.join(dir, "fake.png")
+        } is not a PNG, JPEG, GIF or WebP image (its first bytes match none of them).</tool_use_error>`
+      )
+      const empty = yield* read({ file_path: path.join(dir, "empty.gif") }, dir)
+      assert.strictEqual(empty.text, `<tool_use_error>The image file is empty: ${path.join(dir, "empty.gif")}</tool_use_error>`)
+    }))
+})
+
+describe("Read: notebooks", () => {
+  const notebook = {
+    cells: [
+      { cell_type: "markdown", id: "intro", source: ["# Title\n", "Some text"], metadata: {} },
+      {
+        cell_type: "code",
+        id: "calc",
+        source: "print(1 + 1)\n1 + 2",
+        metadata: {},
+        execution_count: 1,
+        outputs: [
+          { output_type: "stream", name: "stdout", text: ["2\n"] },
+          { output_type: "execute_result", execution_count: 1, data: { "text/plain": ["3"], "image/png": "iVBO\nRw==" }, metadata: {} }
+        ]
+      },
+      {
+        cell_type: "code",
+        source: "1 / 0",
+        metadata: {},
+        outputs: [{ output_type: "error", ename: "ZeroDivisionError", evalue: "division by zero", traceback: ["line 1", "line 2"] }]
+      }
+    ],
+    metadata: { language_info: { name: "python" } },
+    nbformat: 4,
+    nbformat_minor: 5
+  }
+
+  it.scopedLive("cells with their outputs, images as image blocks, as Claude Code shows them", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "nb.ipynb": JSON.stringify(notebook, null, 1) })
+      const call = yield* read({ file_path: path.join(dir, "nb.ipynb") }, dir)
+      assert.deepStrictEqual(call.result.content, [
+        {
+          type: "text",
+          text: "<cell id=\"intro\"><cell_type>markdown</cell_type># Title\nSome text</cell id=\"intro\">\n" +
+            "<cell id=\"calc\">print(1 + 1)\n1 + 2</cell id=\"calc\">\n\n2\n\n\n3"
+        },
+        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw==" } },
+        {
+          type: "text",
+          text: "<cell id=\"cell-2\">1 / 0</cell id=\"cell-2\">\n\nZeroDivisionError: division by zero\nline 1\nline 2"
+        }
+      ])
+    }))
+
+  it.scopedLive("invalid notebook JSON is a clear error", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "bad.ipynb": "{ not json", "odd.ipynb": "{\"cells\": 3}" })
+      const bad = yield* read({ file_path: path.join(dir, "bad.ipynb") }, dir)
+      assert.match(bad.text, /^<tool_use_error>Could not read the notebook .*bad\.ipynb: the file is not valid JSON \(/)
+      const odd = yield* read({ file_path: path.join(dir, "odd.ipynb") }, dir)
+      assert.strictEqual(
+        odd.text,
+        `<tool_use_error>Could not read the notebook ${
+          path.join(dir, "odd.ipynb")
+        }: the JSON is not a Jupyter notebook (it needs a \`cells\` array of cells with \`cell_type\` and \`source\`).</tool_use_error>`
+      )
+    }))
+})
