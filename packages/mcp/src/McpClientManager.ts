@@ -534,7 +534,9 @@ export const make = (options: Options) =>
 
     const currentTools = (): ReadonlyArray<ToolEntry> => {
       if (cachedVersion === version) return cachedTools
-      const live = connections.filter((connection) => connection.state === "connected")
+      // A server that dropped or needs auth keeps its last tools: a call then says why it cannot run,
+      // which tells the model more than the tool vanishing would.
+      const live = connections.filter((connection) => connection.state !== "pending")
       const names = McpToolName.assign(
         live.flatMap((connection) =>
           connection.tools.map((tool) => ({ serverName: connection.entry.name, toolName: tool.name }))
@@ -561,7 +563,7 @@ export const make = (options: Options) =>
       source: connection.entry.source,
       state: connection.state,
       error: connection.error,
-      toolCount: connection.state === "connected" ? connection.tools.length : 0,
+      toolCount: connection.tools.length,
       serverInfo: connection.serverInfo,
       logFile: connection.logFile,
       pid: connection.state === "connected" ? connection.pid : undefined,

@@ -1,0 +1,174 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import { Effect, Layer } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { McpClientManager, McpConfig, McpToolRegistry } from "../src/index.js"
+
+const here = import.meta.dirname
+const everything = path.join(here, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+const scripted = path.join(here, "fixtures/scripted-server.mjs")
+
+const freePort = Effect.async<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Spawns a server and waits for the line saying it listens; killed when the scope closes. */
+const startServer = (args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly child: ChildProcess; readonly port: number }>((resume) => {
+      const child = spawn(process.execPath, [...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, ...env }
+      })
+      let done = false
+      const onData = (chunk: Buffer) => {
+        const match = ready.exec(String(chunk))
+        if (match !== null && !done) {
+          done = true
+          resume(Effect.succeed({ child, port: Number(match[1]) }))
+        }
+      }
+      child.stdout!.on("data", onData)
+      child.stderr!.on("data", onData)
+    }),
+    ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+  )
+
+const startScripted = (mode: "http" | "ws", port = 0, extra: ReadonlyArray<string> = []) =>
+  startServer([scripted, mode, String(port), ...extra], /listening (\d+)/)
+
+const runtimeFor = (mcpServers: unknown) =>
+  Effect.gen(function*() {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-remote-"))
+    const manager = McpClientManager.layer({
+      servers: McpConfig.parseServers(mcpServers, "test.mcp.json", { TEST_TOKEN: "secret" }),
+      cwd: dir,
+      logDir: path.join(dir, "logs"),
+      reconnect: { maxAttempts: 40, initialDelayMs: 50 }
+    })
+    const layer = ToolRuntime.layerDefault.pipe(
+      Layer.provideMerge(McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))),
+      Layer.provideMerge(manager)
+    )
+    const context = ToolUseContext.make({
+      cwd: dir,
+      projectDir: path.join(dir, "project"),
+      permissionContext: { mode: "bypassPermissions", allow: [], deny: [], ask: [], additionalDirectories: [] }
+    })
+    const built = yield* Layer.build(layer)
+    const call = (name: string, input: unknown) =>
+      Effect.gen(function*() {
+        const runtime = yield* ToolRuntime.ToolRuntime
+        const events: Array<Message.RuntimeEvent> = []
+        const result = yield* runtime.execute({ type: "tool_use", id: "toolu_r", name, input }, context, (event) =>
+          Effect.sync(() => {
+            events.push(event)
+          }))
+        return { result: result.result, events, text: Message.contentText(result.result.content) }
+      }).pipe(Effect.provide(built))
+    const manager_ = yield* Effect.provide(McpClientManager.McpClientManager, built)
+    const waitFor = (state: McpClientManager.ServerState) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 500 && manager_.servers()[0].state !== state; i++) yield* Effect.sleep("20 millis")
+        return manager_.servers()[0]
+      })
+    return { call, manager: manager_, waitFor }
+  })
+
+describe("McpClientManager over streamable HTTP", () => {
+  it.scopedLive("connects, calls with progress and follows list_changed", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http")
+      const { call, manager } = yield* runtimeFor({ web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } })
+      assert.strictEqual(manager.servers()[0].state, "connected")
+      assert.strictEqual(manager.servers()[0].type, "http")
+      const slow = yield* call("mcp__web__slow", { ms: 100 })
+      assert.strictEqual(slow.text, "slept 100 ms")
+      assert.strictEqual(slow.events.filter((event) => event._tag === "Progress").length, 2)
+      yield* call("mcp__web__add-tool", { name: "fresh" })
+      for (let i = 0; i < 100 && !manager.tools().some((tool) => tool.name === "mcp__web__fresh"); i++) {
+        yield* Effect.sleep("20 millis")
+      }
+      assert.strictEqual((yield* call("mcp__web__fresh", {})).text, "fresh ran")
+    }))
+
+  it.scopedLive("a server killed mid-call fails the call, and the client reconnects when it is back", () =>
+    Effect.gen(function*() {
+      const first = yield* startScripted("http")
+      const { call, waitFor } = yield* runtimeFor({ web: { type: "http", url: `http://127.0.0.1:${first.port}/mcp` } })
+      const pending = yield* Effect.fork(call("mcp__web__slow", { ms: 60_000 }))
+      yield* Effect.sleep("200 millis")
+      first.child.kill("SIGKILL")
+      const failed = yield* pending.await.pipe(Effect.flatten)
+      assert.isTrue(failed.result.is_error)
+      assert.match(failed.text, /^<tool_use_error>MCP server "web" (failed during|closed the connection while) mcp__web__slow/)
+      const down = yield* call("mcp__web__slow", { ms: 10 })
+      assert.isTrue(down.result.is_error)
+      assert.include(down.text, `MCP server "web" is not connected, so mcp__web__slow cannot run: connection lost:`)
+
+      yield* startScripted("http", first.port)
+      const status = yield* waitFor("connected")
+      assert.strictEqual(status.state, "connected")
+      assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
+    }))
+
+  it.scopedLive("a stale session (HTTP 404) is re-initialised and the call is sent again", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http")
+      const { call } = yield* runtimeFor({ web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } })
+      assert.strictEqual((yield* call("mcp__web__forget-sessions", {})).text, "forgotten")
+      yield* Effect.sleep("50 millis")
+      assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
+    }))
+
+  it.scopedLive("HTTP 401 makes the server needs-auth and its tools say so", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http", 0, ["--token", "secret"])
+      const { call, manager } = yield* runtimeFor({
+        web: { type: "http", url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: "Bearer ${TEST_TOKEN}" } },
+        anonymous: { type: "http", url: `http://127.0.0.1:${port}/mcp` }
+      })
+      const anonymous = manager.servers().find((server) => server.name === "anonymous")!
+      assert.strictEqual(anonymous.state, "needs-auth")
+      assert.strictEqual(manager.servers()[0].state, "connected")
+      assert.strictEqual((yield* call("mcp__web__revoke-token", {})).text, "revoked")
+      yield* Effect.sleep("50 millis")
+      const refused = yield* call("mcp__web__slow", { ms: 10 })
+      assert.isTrue(refused.result.is_error)
+      assert.match(
+        refused.text,
+        /^<tool_use_error>MCP server "web" needs authentication before mcp__web__slow can run: the server answered HTTP 401/
+      )
+      assert.strictEqual(manager.servers()[0].state, "needs-auth")
+    }))
+})
+
+describe("McpClientManager over SSE and WebSocket", () => {
+  it.scopedLive("SSE: server-everything's echo", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      yield* startServer([everything, "sse"], /running on port (\d+)/, { PORT: String(port) })
+      const { call, manager } = yield* runtimeFor({ legacy: { type: "sse", url: `http://127.0.0.1:${port}/sse` } })
+      assert.strictEqual(manager.servers()[0].state, "connected")
+      assert.strictEqual((yield* call("mcp__legacy__echo", { message: "over sse" })).text, "Echo: over sse")
+    }))
+
+  it.scopedLive("WebSocket: calls and progress", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("ws")
+      const { call, manager } = yield* runtimeFor({ sock: { url: `ws://127.0.0.1:${port}` } })
+      assert.strictEqual(manager.servers()[0].type, "ws")
+      const slow = yield* call("mcp__sock__slow", { ms: 100 })
+      assert.strictEqual(slow.text, "slept 100 ms")
+      assert.strictEqual(slow.events.filter((event) => event._tag === "Progress").length, 2)
+    }))
+})
