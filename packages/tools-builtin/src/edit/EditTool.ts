@@ -196,8 +196,13 @@ export const EditTool = Tool.make({
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const { stats, target } = yield* checkPathKind(context, input)
-      // An empty old_string on an empty file needs no read: there is nothing to lose.
-      if (stats === undefined || (input.old_string === "" && stats.size <= 3)) return
+      if (stats === undefined) return
+      if (input.old_string === "") {
+        // Creating over content is refused outright; filling an empty file needs no read: nothing to lose.
+        const { text } = decode(yield* readBytes(target.real))
+        if (text.trim() !== "") return yield* fail(FILE_EXISTS_MESSAGE)
+        if (text === "") return
+      }
       yield* precheckFresh(context, target, stats)
     }),
   call: (input, context) => edit(input, context).pipe(Effect.withSpan("Edit.call")),

@@ -72,14 +72,24 @@ const checkRequest = (input: NotebookEditInput, context: ToolUseContext.ToolUseC
     return { target, stats, mode }
   })
 
-/** Parses the notebook and locates the cell; fails with the text the model needs, before anything is written. */
-const plan = (input: NotebookEditInput, target: TargetPath, bytes: Uint8Array) =>
+/**
+ * Parses the notebook, checks the session's read of it, and locates the cell; fails with the text the
+ * model needs before anything is written. A file that is not a notebook is reported as such first: no
+ * read would make it editable.
+ */
+const plan = (
+  input: NotebookEditInput,
+  target: TargetPath,
+  bytes: Uint8Array,
+  checkFreshness: Effect.Effect<void, ToolErrors.ToolError>
+) =>
   Effect.gen(function*() {
     const decoded = decode(bytes)
     const parsed = parseNotebook(decoded.text)
     if (Either.isLeft(parsed)) {
       return yield* fail(`${parsed.left} The notebook ${target.resolved} was left unchanged; fix or restore it first.`)
     }
+    yield* checkFreshness
     const notebook = parsed.right
     let index: number | undefined
     if (input.cell_id !== undefined) {
@@ -94,8 +104,7 @@ const editNotebook = (input: NotebookEditInput, context: ToolUseContext.ToolUseC
   Effect.gen(function*() {
     const { mode, target } = yield* checkRequest(input, context)
     const bytes = yield* readBytes(target.real)
-    yield* ensureFresh(context, target, bytes)
-    const { decoded, index, notebook } = yield* plan(input, target, bytes)
+    const { decoded, index, notebook } = yield* plan(input, target, bytes, ensureFresh(context, target, bytes))
     const layout = detectLayout(decoded.text, notebook)
     const source = sourceValue(input.new_source, layout.sourceAsLines)
     const cellName = (i: number) => {
@@ -160,8 +169,7 @@ export const NotebookEditTool = Tool.make({
   validateInput: (input, context) =>
     Effect.gen(function*() {
       const { stats, target } = yield* checkRequest(input, context)
-      yield* precheckFresh(context, target, stats)
-      yield* plan(input, target, yield* readBytes(target.real))
+      yield* plan(input, target, yield* readBytes(target.real), precheckFresh(context, target, stats))
     }),
   call: (input, context) => editNotebook(input, context).pipe(Effect.withSpan("NotebookEdit.call")),
   mapToolResult: formatNotebookEditResult

@@ -4,6 +4,7 @@
  * tests read files the way a model does.
  */
 import * as fs from "node:fs"
+import type { Tool } from "@toolwright/core"
 import { Permission, ToolUseContext } from "@toolwright/core"
 import { EditTool } from "../../src/edit/EditTool.js"
 import { NotebookEditTool } from "../../src/notebook/NotebookEditTool.js"
@@ -11,7 +12,7 @@ import { ReadTool } from "../../src/read/ReadTool.js"
 import { WriteTool } from "../../src/write/WriteTool.js"
 import { callTool } from "./runTool.js"
 
-export const fileTools = [ReadTool, WriteTool, EditTool, NotebookEditTool]
+export const fileTools: ReadonlyArray<Tool.Any> = [ReadTool, WriteTool, EditTool, NotebookEditTool]
 
 /** A session whose writes are allowed, so tests exercise the tools rather than the prompter. */
 export const writableContext = (cwd: string): ToolUseContext.ToolUseContext =>
