@@ -5,7 +5,8 @@ import { Effect } from "effect"
 import { GlobTool } from "../src/glob/GlobTool.js"
 import { age, callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
 
-const glob = (input: unknown, cwd: string) => callTool([GlobTool], "Glob", input, contextFor(cwd))
+const glob = (input: unknown, cwd: string, additionalDirectories: ReadonlyArray<string> = []) =>
+  callTool([GlobTool], "Glob", input, contextFor(cwd, additionalDirectories))
 
 describe("Glob", () => {
   it.scopedLive("lists matches newest first, relative to the cwd, honouring nested .gitignore files", () =>
@@ -88,8 +89,12 @@ describe("Glob", () => {
       age(path.join(other, "lib/sub/z.js"), 100)
       const inPath = yield* glob({ pattern: "*.ts", path: "in" }, dir)
       assert.strictEqual(inPath.text, "in/x.ts")
-      const absolute = yield* glob({ pattern: `${other}/lib/**/*.js` }, dir)
+      const absolute = yield* glob({ pattern: `${other}/lib/**/*.js` }, dir, [other])
       assert.strictEqual(absolute.text, `${other}/lib/y.js\n${other}/lib/sub/z.js`)
+      // Outside the working directories the Read rules apply: nobody can answer here, so it is denied.
+      const denied = yield* glob({ pattern: `${other}/lib/**/*.js` }, dir)
+      assert.strictEqual(denied.result.is_error, true)
+      assert.include(denied.text, `${other}/lib is outside the working directories`)
       const literal = yield* glob({ pattern: "in/x.ts" }, dir)
       assert.strictEqual(literal.text, "in/x.ts")
     }))

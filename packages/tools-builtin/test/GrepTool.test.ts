@@ -8,7 +8,8 @@ import { GrepTool } from "../src/grep/GrepTool.js"
 import { rgPath } from "../src/internal/ripgrep.js"
 import { age, callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
 
-const grep = (input: unknown, cwd: string) => callTool([GrepTool], "Grep", input, contextFor(cwd))
+const grep = (input: unknown, cwd: string, additionalDirectories: ReadonlyArray<string> = []) =>
+  callTool([GrepTool], "Grep", input, contextFor(cwd, additionalDirectories))
 
 /** Live rg processes started in `dir` (their cwd), read from /proc. */
 const rgProcessesIn = (dir: string): Array<number> =>
@@ -143,8 +144,11 @@ describe("Grep", () => {
         missing.text,
         `<tool_use_error>Path does not exist: nope. Note: your current working directory is ${dir}.</tool_use_error>`
       )
-      const outside = yield* grep({ pattern: "x", path: other, output_mode: "content" }, dir)
+      const outside = yield* grep({ pattern: "x", path: other, output_mode: "content" }, dir, [other])
       assert.strictEqual(outside.text, `${other}/far.txt:1:x`)
+      const denied = yield* grep({ pattern: "x", path: other }, dir)
+      assert.strictEqual(denied.result.is_error, true)
+      assert.include(denied.text, `${other} is outside the working directories`)
       assert.strictEqual(GrepTool.getPath({ pattern: "x", path: other }, contextFor(dir)), other)
     }))
 

@@ -6,7 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Message } from "@toolwright/core"
-import { Tool, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import { Permission, Tool, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
 import { Effect, Layer, Stream } from "effect"
 
 /** A fresh real directory (symlinks resolved, as tools report real paths), removed when the scope closes. */
@@ -58,4 +58,9 @@ export const callTool = (
     return { events, result: last.result, text }
   }).pipe(Effect.provide(ToolRuntime.layerDefault.pipe(Layer.provide(ToolRegistry.layerTools(tools)))))
 
-export const contextFor = (cwd: string): ToolUseContext.ToolUseContext => ToolUseContext.make({ cwd })
+/** A session in `cwd`; `additionalDirectories` are working directories too (reads there need no prompt). */
+export const contextFor = (
+  cwd: string,
+  additionalDirectories: ReadonlyArray<string> = []
+): ToolUseContext.ToolUseContext =>
+  ToolUseContext.make({ cwd, permissionContext: { ...Permission.emptyPermissionContext(), additionalDirectories } })
