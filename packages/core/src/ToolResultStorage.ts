@@ -186,12 +186,15 @@ export const makeFileSystem: Effect.Effect<Service, never, FileSystem.FileSystem
     const write = Effect.scoped(Effect.gen(function*() {
       const file = yield* fs.open(temporary, { flag: "wx", mode: 0o600 })
       const encoder = new TextEncoder()
+      // One buffer for every slice (3 bytes per UTF-16 unit at most): no garbage piles up off the heap.
+      const buffer = new Uint8Array(WRITE_CHUNK_CHARS * 3)
       let start = 0
       while (start < text.length) {
         let end = Math.min(start + WRITE_CHUNK_CHARS, text.length)
         // Never split a surrogate pair: each half alone would encode as U+FFFD.
         if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1
-        yield* file.writeAll(encoder.encode(text.slice(start, end)))
+        const { written } = encoder.encodeInto(text.slice(start, end), buffer)
+        yield* file.writeAll(buffer.subarray(0, written))
         start = end
       }
       yield* file.sync
