@@ -61,3 +61,139 @@ export const noop: Service = {
 
 /** No hooks at all. */
 export const layerNoop: Layer.Layer<ToolHooks> = Layer.succeed(ToolHooks, noop)
+
+const decisionRank: Record<HookPermissionDecision, number> = { deny: 4, defer: 3, ask: 2, allow: 1 }
+
+/**
+ * Combines what several PreToolUse hooks said, in settings order: the strongest decision wins
+ * (deny > defer > ask > allow) with the reasons of the hooks that gave it; the last rewritten input wins;
+ * every additional context is kept; any stop stops.
+ */
+export const combinePre = (outcomes: ReadonlyArray<PreToolUseOutcome>): PreToolUseOutcome => {
+  let decision: HookPermissionDecision | undefined
+  for (const outcome of outcomes) {
+    const next = outcome.permissionDecision
+    if (next !== undefined && (decision === undefined || decisionRank[next] > decisionRank[decision])) decision = next
+  }
+  const reasons = outcomes.flatMap((outcome) =>
+    outcome.permissionDecision === decision && outcome.reason !== undefined ? [outcome.reason] : []
+  )
+  const updated = outcomes.filter((outcome) => outcome.updatedInput !== undefined)
+  const context = outcomes.flatMap((outcome) => outcome.additionalContext ?? [])
+  const stops = outcomes.flatMap((outcome) => (outcome.stop === undefined ? [] : [outcome.stop.reason]))
+  return {
+    ...(decision !== undefined ? { permissionDecision: decision } : {}),
+    ...(reasons.length > 0 ? { reason: reasons.join("\n") } : {}),
+    ...(updated.length > 0 ? { updatedInput: updated[updated.length - 1].updatedInput } : {}),
+    ...(context.length > 0 ? { additionalContext: context } : {}),
+    ...(stops.length > 0 ? { stop: { reason: stops.join("\n") } } : {})
+  }
+}
+
+/** Combines PostToolUse / PostToolUseFailure outcomes: contexts and block reasons accumulate, any stop stops. */
+export const combinePost = (outcomes: ReadonlyArray<PostToolUseOutcome>): PostToolUseOutcome => {
+  const context = outcomes.flatMap((outcome) => outcome.additionalContext ?? [])
+  const blocks = outcomes.flatMap((outcome) => (outcome.block === undefined ? [] : [outcome.block.reason]))
+  const stops = outcomes.flatMap((outcome) => (outcome.stop === undefined ? [] : [outcome.stop.reason]))
+  return {
+    ...(context.length > 0 ? { additionalContext: context } : {}),
+    ...(blocks.length > 0 ? { block: { reason: blocks.join("\n") } } : {}),
+    ...(stops.length > 0 ? { stop: { reason: stops.join("\n") } } : {})
+  }
+}
+
+/** A hook that fails or dies has no say: it is logged and the call goes on as if it had said nothing. */
+const guarded = <A>(label: string, effect: Effect.Effect<A>, fallback: A): Effect.Effect<A> =>
+  Effect.catchAllCause(
+    Effect.suspend(() => effect),
+    (cause) => Effect.as(Effect.logWarning(`${label} hook failed and was ignored`, cause), fallback)
+  )
+
+/** Runs several hook services concurrently and combines what they say. */
+export const combine = (services: ReadonlyArray<Service>): Service => ({
+  preToolUse: (tool, input, context) =>
+    Effect.map(
+      Effect.forEach(services, (s) => guarded("PreToolUse", s.preToolUse(tool, input, context), none), {
+        concurrency: "unbounded"
+      }),
+      combinePre
+    ),
+  postToolUse: (tool, input, response, context, durationMs) =>
+    Effect.map(
+      Effect.forEach(
+        services,
+        (s) => guarded("PostToolUse", s.postToolUse(tool, input, response, context, durationMs), none),
+        { concurrency: "unbounded" }
+      ),
+      combinePost
+    ),
+  postToolUseFailure: (tool, input, error, context, durationMs) =>
+    Effect.map(
+      Effect.forEach(
+        services,
+        (s) => guarded("PostToolUseFailure", s.postToolUseFailure(tool, input, error, context, durationMs), none),
+        { concurrency: "unbounded" }
+      ),
+      combinePost
+    )
+})
+
+/** An embedder's hook: Effect functions for the events it cares about, for the tools its matcher names. */
+export interface Programmatic {
+  /** Tool names separated by `|`, or a regex; absent or `*`: every tool (as in settings). */
+  readonly matcher?: string
+  readonly preToolUse?: (tool: Tool.Any, input: unknown, context: ToolUseContext) => Effect.Effect<PreToolUseOutcome>
+  readonly postToolUse?: (
+    tool: Tool.Any,
+    input: unknown,
+    response: ToolResultContent,
+    context: ToolUseContext,
+    durationMs: number
+  ) => Effect.Effect<PostToolUseOutcome>
+  readonly postToolUseFailure?: (
+    tool: Tool.Any,
+    input: unknown,
+    error: string,
+    context: ToolUseContext,
+    durationMs: number
+  ) => Effect.Effect<PostToolUseOutcome>
+}
+
+/**
+ * Claude Code's matcher: absent, empty or `*` matches every tool; names and `|` only are exact names;
+ * anything else is a regular expression tested against the tool's name. An invalid regex matches nothing.
+ */
+export const compileMatcher = (matcher: string | undefined): (toolName: string) => boolean => {
+  if (matcher === undefined || matcher.trim() === "" || matcher.trim() === "*") return () => true
+  if (/^[A-Za-z0-9_|\s-]+$/.test(matcher)) {
+    const names = matcher.split("|").map((name) => name.trim())
+    return (toolName) => names.includes(toolName)
+  }
+  try {
+    const regex = new RegExp(matcher)
+    return (toolName) => regex.test(toolName)
+  } catch {
+    return () => false
+  }
+}
+
+/** Programmatic hooks: each runs for the tools its matcher names, concurrently, combined as command hooks are. */
+export const fromProgrammatic = (hooks: ReadonlyArray<Programmatic>): Service => {
+  const compiled = hooks.map((hook) => ({ hook, matches: compileMatcher(hook.matcher) }))
+  return combine(compiled.map(({ hook, matches }) => ({
+    preToolUse: (tool, input, context) =>
+      matches(tool.name) && hook.preToolUse !== undefined ? hook.preToolUse(tool, input, context) : Effect.succeed(none),
+    postToolUse: (tool, input, response, context, durationMs) =>
+      matches(tool.name) && hook.postToolUse !== undefined
+        ? hook.postToolUse(tool, input, response, context, durationMs)
+        : Effect.succeed(none),
+    postToolUseFailure: (tool, input, error, context, durationMs) =>
+      matches(tool.name) && hook.postToolUseFailure !== undefined
+        ? hook.postToolUseFailure(tool, input, error, context, durationMs)
+        : Effect.succeed(none)
+  })))
+}
+
+/** Programmatic hooks as the hook stage. */
+export const layerProgrammatic = (hooks: ReadonlyArray<Programmatic>): Layer.Layer<ToolHooks> =>
+  Layer.succeed(ToolHooks, fromProgrammatic(hooks))

@@ -1,3 +1,4 @@
+export * as CommandHooks from "./CommandHooks.js"
 export * as FeatureFlags from "./FeatureFlags.js"
 export * as InputValidator from "./InputValidator.js"
 export * as Message from "./Message.js"

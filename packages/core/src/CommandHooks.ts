@@ -1,0 +1,264 @@
+/**
+ * Command hooks from settings, speaking Claude Code's protocol so existing hook scripts work unchanged:
+ * the event as JSON on stdin; exit 0 with optional JSON on stdout (`hookSpecificOutput.permissionDecision`,
+ * `updatedInput`, `additionalContext`, `continue: false`, PostToolUse `decision: "block"`); exit 2 blocks
+ * with stderr as the reason; any other exit is a logged, non-blocking error. Matching hooks run
+ * concurrently, identical commands once, each killed after its timeout. A hook that prints garbage,
+ * hangs or dies has no say: it never crashes the call and never counts as an allow.
+ */
+import { Command, CommandExecutor } from "@effect/platform"
+import { Chunk, Duration, Effect, Layer, Option, Stream } from "effect"
+import type { CommandHook } from "./Settings.js"
+import { formatCause } from "./ToolErrors.js"
+import type * as Tool from "./Tool.js"
+import * as ToolHooks from "./ToolHooks.js"
+import type { ToolUseContext } from "./ToolUseContext.js"
+
+export interface Options {
+  readonly hooks: ReadonlyArray<CommandHook>
+  /** Set as TOOLWRIGHT_PROJECT_DIR and CLAUDE_PROJECT_DIR; the call's cwd when absent. */
+  readonly projectDir?: string
+  /** Settings `env`, added to the hook's environment. */
+  readonly env?: Readonly<Record<string, string>>
+  /** The shell that runs each command line. */
+  readonly shell?: string
+}
+
+/** What one hook process did. */
+export interface HookRun {
+  readonly exitCode: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const MAX_OUTPUT_BYTES = 1_000_000
+
+const collect = (stream: Stream.Stream<Uint8Array, unknown>): Effect.Effect<string, unknown> =>
+  Stream.runFold(stream, { chunks: Chunk.empty<Uint8Array>(), size: 0 }, (acc, bytes) =>
+    acc.size >= MAX_OUTPUT_BYTES ? acc : { chunks: Chunk.append(acc.chunks, bytes), size: acc.size + bytes.length }).pipe(
+      Effect.map(({ chunks }) => {
+        const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, bytes) => n + bytes.length))
+        let offset = 0
+        for (const bytes of chunks) {
+          all.set(bytes, offset)
+          offset += bytes.length
+        }
+        return new TextDecoder().decode(all)
+      })
+    )
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The JSON object a hook printed on stdout, if it printed one. */
+const parseOutput = (stdout: string): Record<string, unknown> | undefined => {
+  const text = stdout.trim()
+  if (!text.startsWith("{")) return undefined
+  try {
+    const json: unknown = JSON.parse(text)
+    return isRecord(json) ? json : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const stopOf = (json: Record<string, unknown>): { readonly stop?: { readonly reason: string } } =>
+  json.continue === false
+    ? { stop: { reason: typeof json.stopReason === "string" && json.stopReason !== "" ? json.stopReason : "a hook stopped" } }
+    : {}
+
+const specific = (json: Record<string, unknown>): Record<string, unknown> =>
+  isRecord(json.hookSpecificOutput) ? json.hookSpecificOutput : {}
+
+const contextOf = (json: Record<string, unknown>): { readonly additionalContext?: ReadonlyArray<string> } => {
+  const context = specific(json).additionalContext
+  return typeof context === "string" && context !== "" ? { additionalContext: [context] } : {}
+}
+
+/** Reads a PreToolUse hook's run the way Claude Code does. */
+export const interpretPre = (hook: CommandHook, run: HookRun): Effect.Effect<ToolHooks.PreToolUseOutcome> => {
+  if (run.exitCode === 2) {
+    const reason = run.stderr.trim() === "" ? `Blocked by the PreToolUse hook \`${hook.command}\`.` : run.stderr.trim()
+    return Effect.succeed({ permissionDecision: "deny", reason })
+  }
+  if (run.exitCode !== 0) return Effect.as(logNonBlocking(hook, run), {})
+  const json = parseOutput(run.stdout)
+  if (json === undefined) return Effect.succeed({})
+  const out = specific(json)
+  let decision: ToolHooks.HookPermissionDecision | undefined
+  let reason: string | undefined
+  const given = out.permissionDecision
+  if (given === "allow" || given === "deny" || given === "ask" || given === "defer") {
+    decision = given
+    if (typeof out.permissionDecisionReason === "string") reason = out.permissionDecisionReason
+  } else if (json.decision === "approve" || json.decision === "block") {
+    // The older top-level form: approve / block with `reason`.
+    decision = json.decision === "approve" ? "allow" : "deny"
+    if (typeof json.reason === "string") reason = json.reason
+  }
+  const invalid = given !== undefined && decision === undefined
+  const outcome: ToolHooks.PreToolUseOutcome = {
+    ...(decision !== undefined ? { permissionDecision: decision } : {}),
+    ...(reason !== undefined && reason !== "" ? { reason } : {}),
+    ...(isRecord(out.updatedInput) ? { updatedInput: out.updatedInput } : {}),
+    ...contextOf(json),
+    ...stopOf(json)
+  }
+  return invalid
+    ? Effect.as(
+      Effect.logWarning(
+        `PreToolUse hook \`${hook.command}\` gave permissionDecision ${
+          JSON.stringify(given)
+        }; expected allow, deny, ask or defer. It was ignored.`
+      ),
+      outcome
+    )
+    : Effect.succeed(outcome)
+}
+
+/** Reads a PostToolUse / PostToolUseFailure hook's run: exit 2 or `decision: "block"` feeds the reason back. */
+export const interpretPost = (hook: CommandHook, run: HookRun): Effect.Effect<ToolHooks.PostToolUseOutcome> => {
+  if (run.exitCode === 2) {
+    const reason = run.stderr.trim() === "" ? `Blocked by the ${hook.event} hook \`${hook.command}\`.` : run.stderr.trim()
+    return Effect.succeed({ block: { reason } })
+  }
+  if (run.exitCode !== 0) return Effect.as(logNonBlocking(hook, run), {})
+  const json = parseOutput(run.stdout)
+  if (json === undefined) return Effect.succeed({})
+  const block = json.decision === "block"
+    ? { block: { reason: typeof json.reason === "string" && json.reason !== "" ? json.reason : "blocked by a hook" } }
+    : {}
+  return Effect.succeed({ ...block, ...contextOf(json), ...stopOf(json) })
+}
+
+const logNonBlocking = (hook: CommandHook, run: HookRun) =>
+  Effect.logWarning(
+    `${hook.event} hook \`${hook.command}\` exited with ${run.exitCode} (non-blocking error): ${run.stderr.trim()}`
+  )
+
+/** Builds the command-hook stage. Needs a CommandExecutor to start the hook processes. */
+export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, CommandExecutor.CommandExecutor> =>
+  Effect.gen(function*() {
+    const executor = yield* CommandExecutor.CommandExecutor
+    const shell = options.shell ?? "/bin/sh"
+    const compiled = options.hooks.map((hook) => ({ hook, matches: ToolHooks.compileMatcher(hook.matcher) }))
+
+    /** The hooks of an event matching a tool, identical command lines once. */
+    const matching = (event: string, toolName: string): ReadonlyArray<CommandHook> => {
+      const seen = new Set<string>()
+      const out: Array<CommandHook> = []
+      for (const { hook, matches } of compiled) {
+        if (hook.event !== event || !matches(toolName) || seen.has(hook.command)) continue
+        seen.add(hook.command)
+        out.push(hook)
+      }
+      return out
+    }
+
+    /** Runs one hook; `undefined` when it could not start, or was killed at its timeout (no say either way). */
+    const run = (hook: CommandHook, payload: unknown, context: ToolUseContext): Effect.Effect<HookRun | undefined> => {
+      const projectDir = options.projectDir ?? context.cwd
+      const command = Command.make(shell, "-c", hook.command).pipe(
+        Command.workingDirectory(context.cwd),
+        Command.env({ ...options.env, TOOLWRIGHT_PROJECT_DIR: projectDir, CLAUDE_PROJECT_DIR: projectDir }),
+        Command.feed(JSON.stringify(payload))
+      )
+      const once = Effect.scoped(
+        Effect.gen(function*() {
+          const process = yield* executor.start(command)
+          const [stdout, stderr, exitCode] = yield* Effect.all(
+            [collect(process.stdout), collect(process.stderr), process.exitCode],
+            { concurrency: "unbounded" }
+          )
+          return { exitCode: Number(exitCode), stdout, stderr }
+        })
+      )
+      return once.pipe(
+        Effect.timeoutOption(Duration.seconds(hook.timeout)),
+        Effect.flatMap(Option.match({
+          onNone: () =>
+            Effect.as(
+              Effect.logWarning(`${hook.event} hook \`${hook.command}\` timed out after ${hook.timeout} s and was killed`),
+              undefined
+            ),
+          onSome: (done) => Effect.succeed<HookRun | undefined>(done)
+        })),
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logWarning(`${hook.event} hook \`${hook.command}\` could not run or died: ${formatCause(cause)}`),
+            undefined
+          )
+        )
+      )
+    }
+
+    const base = (event: string, tool: Tool.Any, input: unknown, context: ToolUseContext) => ({
+      session_id: context.sessionId,
+      transcript_path: `${context.projectDir}/${context.sessionId}.jsonl`,
+      cwd: context.cwd,
+      permission_mode: context.permissionContext.mode,
+      hook_event_name: event,
+      tool_name: tool.name,
+      tool_input: input,
+      tool_use_id: context.toolUseId
+    })
+
+    const runAll = <A>(
+      event: string,
+      tool: Tool.Any,
+      payload: unknown,
+      context: ToolUseContext,
+      interpret: (hook: CommandHook, run: HookRun) => Effect.Effect<A>
+    ): Effect.Effect<ReadonlyArray<A>> =>
+      Effect.forEach(
+        matching(event, tool.name),
+        (hook) =>
+          Effect.flatMap(run(hook, payload, context), (done) =>
+            done === undefined ? Effect.succeed(Option.none<A>()) : Effect.map(interpret(hook, done), Option.some)),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.map((results) => results.flatMap((result) => (Option.isSome(result) ? [result.value] : []))))
+
+    return {
+      preToolUse: (tool, input, context) =>
+        runAll("PreToolUse", tool, base("PreToolUse", tool, input, context), context, interpretPre).pipe(
+          Effect.map(ToolHooks.combinePre)
+        ),
+      postToolUse: (tool, input, response, context, durationMs) =>
+        runAll(
+          "PostToolUse",
+          tool,
+          { ...base("PostToolUse", tool, input, context), tool_response: response, duration_ms: durationMs },
+          context,
+          interpretPost
+        ).pipe(Effect.map(ToolHooks.combinePost)),
+      postToolUseFailure: (tool, input, error, context, durationMs) =>
+        runAll(
+          "PostToolUseFailure",
+          tool,
+          { ...base("PostToolUseFailure", tool, input, context), error, duration_ms: durationMs },
+          context,
+          interpretPost
+        ).pipe(
+          // A failed call has no result to block; what a blocking hook says goes to the model as context.
+          Effect.map((outcomes) =>
+            ToolHooks.combinePost(outcomes.map(({ block, ...rest }) =>
+              block === undefined ? rest : { ...rest, additionalContext: [...(rest.additionalContext ?? []), block.reason] }
+            ))
+          )
+        )
+    } satisfies ToolHooks.Service
+  })
+
+/** Command hooks from settings as the hook stage. */
+export const layer = (options: Options): Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> =>
+  Layer.effect(ToolHooks.ToolHooks, make(options))
+
+/** Command hooks and an embedder's programmatic hooks together, combined with the same precedence. */
+export const layerWithProgrammatic = (
+  options: Options,
+  programmatic: ReadonlyArray<ToolHooks.Programmatic>
+): Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> =>
+  Layer.effect(
+    ToolHooks.ToolHooks,
+    Effect.map(make(options), (commands) => ToolHooks.combine([commands, ToolHooks.fromProgrammatic(programmatic)]))
+  )
+

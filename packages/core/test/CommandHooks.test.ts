@@ -1,0 +1,230 @@
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Settings } from "../src/index.js"
+import { CommandHooks, Tool, ToolHooks, ToolRegistry, ToolRuntime, ToolUseContext } from "../src/index.js"
+
+const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tw-hooks-")))
+
+/** Writes an executable hook script into the temp dir and returns its path. */
+const script = (name: string, body: string): string => {
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+  return file
+}
+
+const hook = (event: string, command: string, matcher?: string, timeout = 600): Settings.CommandHook => ({
+  event,
+  matcher,
+  command,
+  timeout,
+  source: "test"
+})
+
+const Echo = Tool.make({
+  name: "Echo",
+  description: "Echoes",
+  input: Schema.Struct({ text: Schema.String }),
+  call: ({ text }) => Effect.succeed(`echo: ${text}`)
+})
+
+const Fails = Tool.make({
+  name: "Fails",
+  description: "Always fails",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () => Effect.fail("it broke")
+})
+
+const context = ToolUseContext.make({
+  cwd: dir,
+  sessionId: "sess-1",
+  permissionContext: { mode: "default", allow: [], ask: [], deny: [], additionalDirectories: [] }
+})
+
+const pre = (hooks: ReadonlyArray<Settings.CommandHook>, input: unknown = { text: "hi" }) =>
+  Effect.gen(function*() {
+    const service = yield* CommandHooks.make({ hooks, projectDir: "/the/project" })
+    return yield* service.preToolUse(Echo, input, { ...context, toolUseId: "toolu_9" })
+  }).pipe(Effect.provide(NodeContext.layer))
+
+describe("CommandHooks: PreToolUse protocol", () => {
+  it.live("stdin carries Claude Code's fields and the project dir variables are set", () =>
+    Effect.gen(function*() {
+      const out = path.join(dir, "stdin.json")
+      const env = path.join(dir, "env.txt")
+      yield* pre([hook("PreToolUse", `cat > ${out}; echo "$TOOLWRIGHT_PROJECT_DIR $CLAUDE_PROJECT_DIR" > ${env}`)])
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(out, "utf8")), {
+        session_id: "sess-1",
+        transcript_path: `${context.projectDir}/sess-1.jsonl`,
+        cwd: dir,
+        permission_mode: "default",
+        hook_event_name: "PreToolUse",
+        tool_name: "Echo",
+        tool_input: { text: "hi" },
+        tool_use_id: "toolu_9"
+      })
+      assert.strictEqual(fs.readFileSync(env, "utf8"), "/the/project /the/project\n")
+    }))
+
+  it.live("exit 0 with JSON: decision, reason, updated input, context", () =>
+    Effect.gen(function*() {
+      const json = JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          permissionDecisionReason: "looks fine",
+          updatedInput: { text: "rewritten" },
+          additionalContext: "note from hook"
+        }
+      })
+      const outcome = yield* pre([hook("PreToolUse", script("allow.sh", `echo '${json}'`))])
+      assert.deepStrictEqual(outcome, {
+        permissionDecision: "allow",
+        reason: "looks fine",
+        updatedInput: { text: "rewritten" },
+        additionalContext: ["note from hook"]
+      })
+    }))
+
+  it.live("exit 2 blocks with stderr as the reason; other exits, garbage and bad decisions have no say", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* pre([hook("PreToolUse", script("block.sh", "echo 'no rm here' >&2; exit 2"))]), {
+        permissionDecision: "deny",
+        reason: "no rm here"
+      })
+      assert.deepStrictEqual(yield* pre([hook("PreToolUse", script("err.sh", "echo oops >&2; exit 1"))]), {})
+      assert.deepStrictEqual(yield* pre([hook("PreToolUse", script("garbage.sh", "echo '{not json'"))]), {})
+      assert.deepStrictEqual(
+        yield* pre([hook("PreToolUse", script("bad.sh", `echo '{"hookSpecificOutput":{"permissionDecision":"yes"}}'`))]),
+        {}
+      )
+      assert.deepStrictEqual(yield* pre([hook("PreToolUse", "/no/such/hook")]), {})
+      assert.deepStrictEqual(yield* pre([hook("PreToolUse", "kill -9 $$")]), {})
+    }))
+
+  it.live("a hook past its timeout is killed and has no say", () =>
+    Effect.gen(function*() {
+      const marker = path.join(dir, "late.txt")
+      const outcome = yield* pre([hook("PreToolUse", `sleep 2; echo late > ${marker}; exit 2`, undefined, 0.3)])
+      assert.deepStrictEqual(outcome, {})
+      yield* Effect.sleep("2500 millis")
+      assert.isFalse(fs.existsSync(marker), "the timed-out hook must have been killed")
+    }), 15_000)
+
+  it.live("continue:false stops; the legacy decision field still works", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(
+        yield* pre([hook("PreToolUse", `echo '{"continue":false,"stopReason":"enough"}'`)]),
+        { stop: { reason: "enough" } }
+      )
+      assert.deepStrictEqual(
+        yield* pre([hook("PreToolUse", `echo '{"decision":"block","reason":"legacy no"}'`)]),
+        { permissionDecision: "deny", reason: "legacy no" }
+      )
+    }))
+
+  it.live("matchers, concurrency, identical commands once, deny > defer > ask > allow", () =>
+    Effect.gen(function*() {
+      const counter = path.join(dir, "count.txt")
+      const decide = (d: string) => `echo '{"hookSpecificOutput":{"permissionDecision":"${d}","permissionDecisionReason":"${d}!"}}'`
+      const outcome = yield* pre([
+        hook("PreToolUse", decide("allow"), "Echo"),
+        hook("PreToolUse", decide("ask"), "Bash|Echo"),
+        hook("PreToolUse", decide("deny"), "Write"),
+        hook("PreToolUse", decide("defer"), "^Ec.*"),
+        hook("PreToolUse", `echo x >> ${counter}`, "*"),
+        hook("PreToolUse", `echo x >> ${counter}`, "")
+      ])
+      assert.deepStrictEqual(outcome, { permissionDecision: "defer", reason: "defer!" })
+      assert.strictEqual(fs.readFileSync(counter, "utf8"), "x\n")
+      const denied = yield* pre([hook("PreToolUse", decide("allow")), hook("PreToolUse", decide("deny"), ".*")])
+      assert.deepStrictEqual(denied, { permissionDecision: "deny", reason: "deny!" })
+    }))
+})
+
+describe("CommandHooks in the pipeline", () => {
+  const runtimeWith = (hooks: ReadonlyArray<Settings.CommandHook>) =>
+    ToolRuntime.layer.pipe(
+      Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, CommandHooks.layer({ hooks }))),
+      Layer.provide(ToolRegistry.layerTools([Echo, Fails])),
+      Layer.provide(NodeContext.layer)
+    )
+  const run = (hooks: ReadonlyArray<Settings.CommandHook>, name: string, input: unknown) =>
+    Effect.flatMap(ToolRuntime.ToolRuntime, (rt) =>
+      rt.runToolUse({ type: "tool_use", id: "t1", name, input }, context).pipe(Stream.runCollect)).pipe(
+        Effect.map((events) => Array.from(events).filter((event) => event._tag === "ToolResult").map((e) => e.result)),
+        Effect.provide(runtimeWith(hooks))
+      )
+
+  it.live("a hook's allow runs a call that would ask; its rewritten input is validated again", () =>
+    Effect.gen(function*() {
+      const allow = `echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"text":"new"}}}'`
+      assert.deepStrictEqual(yield* run([hook("PreToolUse", allow)], "Echo", { text: "old" }), [
+        { type: "tool_result", tool_use_id: "t1", content: "echo: new" }
+      ])
+      const bad = `echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"nope":1}}}'`
+      const [result] = yield* run([hook("PreToolUse", bad)], "Echo", { text: "old" })
+      assert.strictEqual(result.is_error, true)
+      assert.include(String(result.content), "A PreToolUse hook rewrote the input")
+    }))
+
+  it.live("garbage or a crash never counts as allow: the call still asks (and is auto-denied)", () =>
+    Effect.gen(function*() {
+      const [result] = yield* run([hook("PreToolUse", "echo garbage; exit 1")], "Echo", { text: "x" })
+      assert.strictEqual(result.is_error, true)
+      assert.include(String(result.content), "Permission to use Echo was not granted")
+    }))
+
+  it.live("exit 2 denies with stderr; PostToolUse block and context reach the model", () =>
+    Effect.gen(function*() {
+      const [denied] = yield* run([hook("PreToolUse", "echo 'Echo is off limits' >&2; exit 2")], "Echo", { text: "x" })
+      assert.deepStrictEqual(denied, { type: "tool_result", tool_use_id: "t1", content: "Echo is off limits", is_error: true })
+      const allow = hook("PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`)
+      const post = hook(
+        "PostToolUse",
+        `input=$(cat); case "$input" in *'"tool_response":"echo: x"'*) echo '{"decision":"block","reason":"saw it"}';; esac`
+      )
+      const [result] = yield* run([allow, post], "Echo", { text: "x" })
+      assert.deepStrictEqual(result, {
+        type: "tool_result",
+        tool_use_id: "t1",
+        content: "echo: x\n\nPostToolUse hook blocked: saw it"
+      })
+      const failure = hook("PostToolUseFailure", `grep -q '"error":"it broke"' && echo 'retry later' >&2 && exit 2`)
+      const [failed] = yield* run([failure], "Fails", {})
+      assert.deepStrictEqual(failed, {
+        type: "tool_result",
+        tool_use_id: "t1",
+        content: "<tool_use_error>it broke</tool_use_error>\n\nretry later",
+        is_error: true
+      })
+    }))
+
+  it.live("programmatic hooks combine with command hooks", () =>
+    Effect.gen(function*() {
+      const layer = ToolRuntime.layer.pipe(
+        Layer.provide(Layer.mergeAll(
+          ToolRuntime.defaultStages,
+          CommandHooks.layerWithProgrammatic(
+            { hooks: [hook("PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`)] },
+            [{ matcher: "Echo", preToolUse: () => Effect.succeed({ permissionDecision: "deny", reason: "embedder says no" }) }]
+          )
+        )),
+        Layer.provide(ToolRegistry.layerTools([Echo])),
+        Layer.provide(NodeContext.layer)
+      )
+      const events = yield* Effect.flatMap(ToolRuntime.ToolRuntime, (rt) =>
+        rt.runToolUse({ type: "tool_use", id: "t1", name: "Echo", input: { text: "x" } }, context).pipe(
+          Stream.runCollect
+        )).pipe(Effect.provide(layer))
+      const [event] = Array.from(events)
+      assert(event._tag === "ToolResult")
+      assert.strictEqual(event.result.content, "embedder says no")
+      const dying = ToolHooks.fromProgrammatic([{ preToolUse: () => Effect.die("boom") }])
+      assert.deepStrictEqual(yield* dying.preToolUse(Echo, {}, context), {})
+    }))
+})
