@@ -4,6 +4,7 @@
  * emits its events, ending with exactly one tool_result whatever happens. Each stage is a service, so a
  * runtime swaps one layer without touching the others.
  */
+import type { FileSystem, Path } from "@effect/platform"
 import { Cause, Clock, Context, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
 import type { RuntimeEvent, ToolResultContent, ToolUseBlock } from "./Message.js"
 import * as Message from "./Message.js"
@@ -22,6 +23,8 @@ import * as ToolHooksModule from "./ToolHooks.js"
 import { ToolRegistry } from "./ToolRegistry.js"
 import { ToolResultStore } from "./ToolResultStore.js"
 import * as ToolResultStoreModule from "./ToolResultStore.js"
+import type { ToolResultStorage } from "./ToolResultStorage.js"
+import * as ToolResultStorageModule from "./ToolResultStorage.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
 import { forCall } from "./ToolUseContext.js"
 
@@ -205,3 +208,27 @@ export const defaultStages: Layer.Layer<
 
 /** The whole runtime with default stages; provide a `ToolRegistry`. */
 export const layerDefault: Layer.Layer<ToolRuntime, never, ToolRegistry> = layer.pipe(Layer.provide(defaultStages))
+
+/**
+ * The default stages with big results persisted under the project directory instead of kept inline
+ * (`ToolResultStorage.layerFileSystem`, thresholds from settings). Needs FileSystem and Path.
+ */
+export const defaultStagesFileSystem = (
+  options: ToolResultStorageModule.Options = {}
+): Layer.Layer<
+  InputValidator | ToolHooks | PermissionPolicy | PermissionPrompter | ToolExecutor | ToolResultStore | ToolResultStorage,
+  never,
+  FileSystem.FileSystem | Path.Path
+> => Layer.merge(defaultStages, ToolResultStorageModule.layerFileSystem(options))
+
+/**
+ * The whole runtime with default stages and persisted results, and the `ToolResultStorage` the
+ * per-message budget (`ToolResultStorage.applyToolResultBudget`) persists through. Provide a
+ * `ToolRegistry`, FileSystem and Path (`NodeContext.layer`).
+ */
+export const layerDefaultFileSystem = (
+  options: ToolResultStorageModule.Options = {}
+): Layer.Layer<ToolRuntime | ToolResultStorage, never, ToolRegistry | FileSystem.FileSystem | Path.Path> => {
+  const storage = ToolResultStorageModule.layerFileSystem(options)
+  return layer.pipe(Layer.provide(Layer.merge(defaultStages, storage)), Layer.merge(storage))
+}

@@ -200,11 +200,19 @@ describe("ToolResultStorage.layerFileSystem", () => {
           event.result.content,
           `Output too large (48.8KB). Full output saved to: ${dir}/session-1/tool-results/toolu_pipe.txt`
         )
+        // The same storage serves the per-message budget.
+        const budget = yield* ToolResultStorage.applyToolResultBudget(
+          [{ type: "tool_result", tool_use_id: "toolu_big", content: output.repeat(5) }],
+          ToolResultStorage.emptyContentReplacementState(),
+          contextIn(dir)
+        )
+        assert.deepStrictEqual(budget.newlyReplaced.map((r) => r.toolUseId), ["toolu_big"])
+        const fs = yield* FileSystem.FileSystem
+        assert.strictEqual(yield* fs.readFileString(`${dir}/session-1/tool-results/toolu_big.txt`), output.repeat(5))
       })
     ).pipe(
       Effect.provide(
-        ToolRuntime.layer.pipe(
-          Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, ToolResultStorage.layerFileSystem())),
+        ToolRuntime.layerDefaultFileSystem().pipe(
           Layer.provide(ToolRegistry.layerTools([Bash])),
           Layer.provideMerge(NodeContext.layer)
         )
