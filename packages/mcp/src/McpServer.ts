@@ -1,0 +1,324 @@
+/**
+ * `toolwright mcp serve`: the runtime's tool pool as an MCP server, over stdio or streamable HTTP. Every
+ * call goes through the whole pipeline (validation, hooks, permissions, result store), unlike Claude
+ * Code's `mcp serve`; a permission `ask` is put to the client's user through MCP elicitation when the
+ * client supports it, and otherwise denied with the reason (never left hanging). `notifications/cancelled`
+ * interrupts the call; progress events become `notifications/progress`.
+ */
+import { PermissionPrompter, type Permission, Tool, ToolRuntime } from "@toolwright/core"
+import type { Message, ToolUseContext } from "@toolwright/core"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type RequestId
+} from "@modelcontextprotocol/sdk/types.js"
+import { Context, Effect, Layer, Runtime, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import * as http from "node:http"
+import * as McpContent from "./McpContent.js"
+
+/** The calls in flight, by tool_use id, so a permission ask can reach the session and request it belongs to. */
+export interface Bridge {
+  readonly calls: Map<string, { readonly server: Server; readonly requestId: RequestId }>
+}
+
+export class McpServeBridge extends Context.Tag("@toolwright/mcp/McpServeBridge")<McpServeBridge, Bridge>() {}
+
+/** How long a client's user has to answer an elicitation before the ask is denied. */
+const ELICITATION_TIMEOUT_MS = 10 * 60_000
+
+const PermissionAnswerSchema = Schema.Struct({ decision: Schema.Literal("allow", "deny") })
+
+/**
+ * The prompter for served calls: asks the client's user through elicitation when the client declared
+ * it, else denies with a message naming the rule or mode that would allow the call.
+ */
+export const prompterLayer: Layer.Layer<PermissionPrompter.PermissionPrompter, never, McpServeBridge> = Layer.effect(
+  PermissionPrompter.PermissionPrompter,
+  Effect.map(McpServeBridge, (bridge) => ({
+    ask: (request: PermissionPrompter.Request): Effect.Effect<Permission.PermissionAnswer> => {
+      const call = bridge.calls.get(request.context.toolUseId)
+      const unanswerable = Effect.succeed<Permission.PermissionAnswer>({
+        behavior: "deny",
+        message: `${PermissionPrompter.unansweredMessage(request)} (The MCP client does not support elicitation, ` +
+          `so toolwright mcp serve cannot ask; start it with --permission-mode to decide up front.)`
+      })
+      if (call === undefined || call.server.getClientCapabilities()?.elicitation === undefined) return unanswerable
+      const title = request.tool.userFacingName(request.input)
+      return Effect.tryPromise(() =>
+        call.server.elicitInput({
+          mode: "form",
+          message: `toolwright: allow ${title}? ${request.message}`,
+          requestedSchema: {
+            type: "object",
+            properties: {
+              decision: {
+                type: "string",
+                title: `Allow ${title}?`,
+                enum: ["allow", "deny"],
+                description: request.message
+              }
+            },
+            required: ["decision"]
+          }
+        }, { relatedRequestId: call.requestId, timeout: ELICITATION_TIMEOUT_MS })
+      ).pipe(
+        Effect.map((result): Permission.PermissionAnswer => {
+          const decoded = Schema.decodeUnknownOption(PermissionAnswerSchema)(result.content)
+          if (result.action === "accept" && decoded._tag === "Some" && decoded.value.decision === "allow") {
+            return { behavior: "allow" }
+          }
+          return {
+            behavior: "deny",
+            message: `The user of the MCP client denied permission to use ${request.tool.name}` +
+              (result.action === "accept" ? "." : ` (the request was ${result.action === "decline" ? "declined" : "cancelled"}).`)
+          }
+        }),
+        Effect.catchAll((error) =>
+          Effect.succeed<Permission.PermissionAnswer>({
+            behavior: "deny",
+            message: `Permission to use ${request.tool.name} was not granted: asking the MCP client failed (${
+              error.error instanceof Error ? error.error.message : String(error.error)
+            }).`
+          })
+        )
+      )
+    }
+  }))
+)
+
+const safely = (check: () => boolean): boolean => {
+  try {
+    return check()
+  } catch {
+    return false
+  }
+}
+
+/** The MCP listing of a tool: its model-facing description, JSON Schema and behaviour hints. */
+export const toolListing = (tool: Tool.Any, inputSchema: Tool.JsonSchema) => {
+  const readOnly = safely(() => tool.isReadOnly({}))
+  return {
+    name: tool.name,
+    title: safely(() => tool.userFacingName(undefined) !== tool.name) ? tool.userFacingName(undefined) : tool.name,
+    description: tool.prompt,
+    inputSchema: { ...inputSchema, type: "object" as const },
+    annotations: {
+      readOnlyHint: readOnly,
+      destructiveHint: !readOnly && safely(() => tool.isDestructive({})),
+      openWorldHint: tool.source === "mcp"
+    }
+  }
+}
+
+const progressMessage = (data: unknown): string => {
+  if (typeof data === "string") return data
+  if (typeof data === "object" && data !== null && "message" in data && typeof data.message === "string") {
+    return data.message
+  }
+  return JSON.stringify(data) ?? ""
+}
+
+let callCounter = 0
+
+/**
+ * One MCP server session over the runtime. The SDK's `Server` speaks to one client, so HTTP makes one
+ * per session; they share the runtime and the bridge.
+ */
+export const makeServer = (
+  runtime: ToolRuntime.Service,
+  bridge: Bridge,
+  context: ToolUseContext.ToolUseContext,
+  effectRuntime: Runtime.Runtime<never>,
+  info: { readonly name: string; readonly version: string }
+): Server => {
+  const server = new Server(info, { capabilities: { tools: { listChanged: false } } })
+  const runPromise = Runtime.runPromise(effectRuntime)
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: runtime.pool(context).map((tool) => toolListing(tool, inputJsonSchema(tool)))
+  }))
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const toolUseId = `toolu_mcp_${Date.now().toString(36)}_${(callCounter++).toString(36)}`
+    const progressToken = request.params._meta?.progressToken
+    let progress = 0
+    const emit = (event: Message.RuntimeEvent): Effect.Effect<void> => {
+      if (event._tag !== "Progress" || progressToken === undefined) return Effect.void
+      progress++
+      const data = event.data
+      const numeric = typeof data === "object" && data !== null && "progress" in data && typeof data.progress === "number"
+      return Effect.promise(() =>
+        extra.sendNotification({
+          method: "notifications/progress",
+          params: {
+            progressToken,
+            progress: numeric ? Number(Reflect.get(data, "progress")) : progress,
+            ...(numeric && typeof Reflect.get(data, "total") === "number" ? { total: Number(Reflect.get(data, "total")) } : {}),
+            message: progressMessage(data)
+          }
+        }).catch(() => undefined)
+      )
+    }
+    bridge.calls.set(toolUseId, { server, requestId: extra.requestId })
+    try {
+      const result = await runPromise(
+        runtime.execute(
+          { type: "tool_use", id: toolUseId, name: request.params.name, input: request.params.arguments ?? {} },
+          context,
+          emit
+        ),
+        { signal: extra.signal }
+      )
+      const content = McpContent.toMcpContent(result.result.content)
+      return result.result.is_error === true ? { content, isError: true } : { content }
+    } finally {
+      bridge.calls.delete(toolUseId)
+    }
+  })
+  return server
+}
+
+/** Tool schemas are derived once per tool object: listing is on the hot path of every client start. */
+const schemaCache = new WeakMap<Tool.Any, Tool.JsonSchema>()
+const inputJsonSchema = (tool: Tool.Any): Tool.JsonSchema => {
+  let schema = schemaCache.get(tool)
+  if (schema === undefined) {
+    schema = Tool.inputJsonSchema(tool)
+    schemaCache.set(tool, schema)
+  }
+  return schema
+}
+
+export interface ServeOptions {
+  readonly context: ToolUseContext.ToolUseContext
+  readonly serverInfo?: { readonly name: string; readonly version: string }
+}
+
+/** Serves over stdin/stdout until the client closes stdin. */
+export const serveStdio = (options: ServeOptions): Effect.Effect<void, never, ToolRuntime.ToolRuntime | McpServeBridge> =>
+  Effect.gen(function*() {
+    const runtime = yield* ToolRuntime.ToolRuntime
+    const bridge = yield* McpServeBridge
+    const effectRuntime = yield* Effect.runtime<never>()
+    const server = makeServer(runtime, bridge, options.context, effectRuntime, options.serverInfo ?? defaultInfo)
+    const transport = new StdioServerTransport()
+    yield* Effect.promise(() => server.connect(transport))
+    yield* Effect.async<void>((resume) => {
+      const done = () => resume(Effect.void)
+      process.stdin.once("end", done)
+      process.stdin.once("close", done)
+      transport.onclose = done
+    })
+    yield* Effect.promise(() => server.close().catch(() => undefined))
+  })
+
+const defaultInfo = { name: "toolwright", version: "0.1.0" }
+
+export interface HttpOptions extends ServeOptions {
+  readonly port: number
+  /** 127.0.0.1 unless said otherwise. */
+  readonly host?: string
+  /** Called once the server listens, with its port (useful with port 0). */
+  readonly onListening?: (port: number) => void
+}
+
+/** Whether a request's Host and Origin are this server's own: blocks DNS rebinding from web pages. */
+export const isAllowedRequest = (
+  headers: http.IncomingHttpHeaders,
+  port: number,
+  host: string
+): { readonly ok: true } | { readonly ok: false; readonly reason: string } => {
+  const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${host}:${port}`])
+  if (headers.host === undefined || !hosts.has(headers.host.toLowerCase())) {
+    return { ok: false, reason: `Host header ${JSON.stringify(headers.host ?? "")} is not allowed` }
+  }
+  const origin = headers.origin
+  if (origin !== undefined && origin !== "null") {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || !hosts.has(parsed.host.toLowerCase())) {
+      return { ok: false, reason: `Origin ${JSON.stringify(origin)} is not allowed` }
+    }
+  }
+  return { ok: true }
+}
+
+/** Serves streamable HTTP at `/mcp` until interrupted; each client session gets its own MCP server. */
+export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, ToolRuntime.ToolRuntime | McpServeBridge> =>
+  Effect.gen(function*() {
+    const runtime = yield* ToolRuntime.ToolRuntime
+    const bridge = yield* McpServeBridge
+    const effectRuntime = yield* Effect.runtime<never>()
+    const host = options.host ?? "127.0.0.1"
+    const sessions = new Map<string, StreamableHTTPServerTransport>()
+    let port = options.port
+
+    const reject = (res: http.ServerResponse, status: number, message: string) => {
+      res.writeHead(status, { "content-type": "application/json" }).end(
+        JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null })
+      )
+    }
+
+    const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const url = new URL(req.url ?? "/", "http://localhost")
+      if (url.pathname !== "/mcp") return reject(res, 404, "Not found: the MCP endpoint is /mcp")
+      const allowed = isAllowedRequest(req.headers, port, host)
+      if (!allowed.ok) return reject(res, 403, `Forbidden: ${allowed.reason}`)
+      const sessionId = req.headers["mcp-session-id"]
+      if (typeof sessionId === "string") {
+        const transport = sessions.get(sessionId)
+        if (transport === undefined) return reject(res, 404, "Session not found: initialize a new session")
+        return transport.handleRequest(req, res)
+      }
+      if (req.method !== "POST") return reject(res, 400, "Bad request: no session; send initialize first")
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, transport)
+        }
+      })
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+      }
+      const server = makeServer(runtime, bridge, options.context, effectRuntime, options.serverInfo ?? defaultInfo)
+      await server.connect(transport)
+      await transport.handleRequest(req, res)
+      if (transport.sessionId === undefined) await server.close()
+    }
+
+    const httpServer = http.createServer((req, res) => {
+      handle(req, res).catch((error) => {
+        if (!res.headersSent) reject(res, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}`)
+      })
+    })
+    yield* Effect.acquireRelease(
+      Effect.async<void, Error>((resume) => {
+        httpServer.once("error", (error) => resume(Effect.fail(error)))
+        httpServer.listen(options.port, host, () => {
+          const address = httpServer.address()
+          port = typeof address === "object" && address !== null ? address.port : options.port
+          options.onListening?.(port)
+          resume(Effect.void)
+        })
+      }),
+      () =>
+        Effect.promise(async () => {
+          await Promise.all([...sessions.values()].map((transport) => transport.close().catch(() => undefined)))
+          await new Promise<void>((resolve) => httpServer.close(() => resolve()))
+          httpServer.closeAllConnections()
+        })
+    )
+    return yield* Effect.never
+  }).pipe(Effect.scoped)
+
+/** A bridge with no calls in flight; `serve*` fill it as calls arrive. */
+export const bridgeLayer: Layer.Layer<McpServeBridge> = Layer.sync(McpServeBridge, () => ({ calls: new Map() }))

@@ -1,0 +1,95 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { McpConfig, McpToolName } from "../src/index.js"
+
+describe("McpConfig", () => {
+  it("expands ${VAR} and ${VAR:-default} and reports unset variables", () => {
+    const env = { HOST: "example.com", EMPTY: "" }
+    assert.deepStrictEqual(McpConfig.expandVariables("https://${HOST}/${PATH:-mcp}", env), {
+      value: "https://example.com/mcp",
+      missing: []
+    })
+    assert.deepStrictEqual(McpConfig.expandVariables("[${EMPTY}]", env), { value: "[]", missing: [] })
+    assert.deepStrictEqual(McpConfig.expandVariables("Bearer ${TOKEN}", env), {
+      value: "Bearer ${TOKEN}",
+      missing: ["TOKEN"]
+    })
+  })
+
+  it("parses Claude Code's format and infers the type", () => {
+    const parsed = McpConfig.parseServers({
+      fs: { command: "npx", args: ["-y", "server-filesystem", "${HOME}"], env: { DEBUG: "1" } },
+      web: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer ${KEY}" } },
+      old: { type: "sse", url: "http://localhost:3001/sse" },
+      sock: { url: "wss://example.com/ws" }
+    }, ".mcp.json", { HOME: "/home/me", KEY: "k" })
+    assert.deepStrictEqual(parsed.errors, [])
+    assert.deepStrictEqual(parsed.servers.map((server) => server.config), [
+      { type: "stdio", command: "npx", args: ["-y", "server-filesystem", "/home/me"], env: { DEBUG: "1" }, cwd: undefined },
+      { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer k" } },
+      { type: "sse", url: "http://localhost:3001/sse", headers: {} },
+      { type: "ws", url: "wss://example.com/ws", headers: {} }
+    ])
+  })
+
+  it("names the server and the field of a bad entry, and keeps the good ones", () => {
+    const parsed = McpConfig.parseServers({
+      a: { command: "ok" },
+      b: { command: "x", args: ["fine", 3] },
+      c: { type: "http", url: "ftp://nope" },
+      d: { type: "carrier-pigeon", url: "x" },
+      e: { command: "x", env: { TOKEN: "${NOT_SET}" } },
+      f: "npx server",
+      g: { command: "x", url: "http://x" }
+    }, "/p/.mcp.json", {})
+    assert.deepStrictEqual(parsed.servers.map((server) => server.name), ["a"])
+    assert.deepStrictEqual(parsed.errors.map((error) => [error.server, error.field, error.message]), [
+      ["b", "args[1]", `MCP server "b" in /p/.mcp.json: args[1] must be a string, not a number`],
+      ["c", "url", `MCP server "c" in /p/.mcp.json: url must start with http:// or https:// for a http server`],
+      ["d", "type", `MCP server "d" in /p/.mcp.json: type must be one of "stdio", "sse", "http", "ws", not "carrier-pigeon"`],
+      [
+        "e",
+        "env.TOKEN",
+        `MCP server "e" in /p/.mcp.json: env.TOKEN uses the environment variable NOT_SET, which is not set; set it or write \${NOT_SET:-default}`
+      ],
+      ["f", "(entry)", `MCP server "f" in /p/.mcp.json: (entry) must be an object, not a string`],
+      ["g", "url", `MCP server "g" in /p/.mcp.json: url is not a field of a stdio server (use command, args, env, cwd)`]
+    ])
+  })
+
+  it.effect("edits .mcp.json atomically and keeps its other content", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-config-"))
+      fs.writeFileSync(path.join(dir, ".mcp.json"), JSON.stringify({ note: "keep", mcpServers: { a: { command: "a" } } }))
+      yield* McpConfig.updateProjectFile(dir, (servers) => Effect.succeed({ ...servers, b: { type: "http", url: "http://x" } }))
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(path.join(dir, ".mcp.json"), "utf8")), {
+        note: "keep",
+        mcpServers: { a: { command: "a" }, b: { type: "http", url: "http://x" } }
+      })
+      assert.deepStrictEqual(fs.readdirSync(dir), [".mcp.json"])
+      fs.writeFileSync(path.join(dir, ".mcp.json"), "{ broken")
+      const error = yield* Effect.flip(McpConfig.loadProjectServers(dir))
+      assert.match(error.message, /^Cannot read MCP configuration .*\.mcp\.json: it is not valid JSON/)
+    }))
+})
+
+describe("McpToolName", () => {
+  it("normalises, bounds to 64 characters and resolves collisions deterministically", () => {
+    assert.strictEqual(McpToolName.make("my server", "do.thing"), "mcp__my_server__do_thing")
+    const long = McpToolName.make("s", "x".repeat(100))
+    assert.strictEqual(long.length, 64)
+    assert.match(long, /^mcp__s__x+_[0-9a-f]{8}$/)
+    const tools = [
+      { serverName: "a.b", toolName: "t" },
+      { serverName: "a_b", toolName: "t" }
+    ]
+    const names = McpToolName.assign(tools)
+    const reversed = McpToolName.assign([...tools].reverse())
+    assert.deepStrictEqual([...names.entries()], [...reversed.entries()])
+    assert.strictEqual(names.get(McpToolName.assignKey("a.b", "t")), "mcp__a_b__t")
+    assert.match(names.get(McpToolName.assignKey("a_b", "t"))!, /^mcp__a_b__t_[0-9a-f]{8}$/)
+  })
+})

@@ -1,0 +1,208 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { Tool, ToolProgress, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import { Deferred, Effect, Layer, Schema } from "effect"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { McpServer } from "../src/index.js"
+
+let interrupted = 0
+const started = Effect.runSync(Deferred.make<void>())
+
+const greet = Tool.make({
+  name: "Greet",
+  description: "Greets someone",
+  input: Schema.Struct({ name: Schema.String }),
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  call: ({ name }) => Effect.succeed(`Hello, ${name}!`)
+})
+
+const write = Tool.make({
+  name: "Scribble",
+  description: "Pretends to write a file",
+  input: Schema.Struct({ text: Schema.String }),
+  isDestructive: () => true,
+  call: ({ text }) => Effect.succeed(`wrote ${text.length} characters`)
+})
+
+const count = Tool.make({
+  name: "Count",
+  description: "Counts to n, reporting each number",
+  input: Schema.Struct({ n: Schema.Number }),
+  isReadOnly: () => true,
+  call: ({ n }) =>
+    Effect.gen(function*() {
+      for (let i = 1; i <= n; i++) yield* ToolProgress.report({ progress: i, total: n, message: `counted ${i}` })
+      return `counted to ${n}`
+    })
+})
+
+const hang = Tool.make({
+  name: "Hang",
+  description: "Never finishes unless interrupted",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () =>
+    Deferred.succeed(started, undefined).pipe(
+      Effect.zipRight(Effect.never),
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          interrupted++
+        })
+      )
+    )
+})
+
+const runtimeLayer = ToolRuntime.layer.pipe(
+  Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, McpServer.prompterLayer)),
+  Layer.provide(ToolRegistry.layerTools([greet, write, count, hang])),
+  Layer.provideMerge(McpServer.bridgeLayer)
+)
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-serve-"))
+const context = ToolUseContext.make({ cwd: dir, projectDir: path.join(dir, "project") })
+
+/** Our server and an SDK client linked in memory; `elicit` answers permission asks when given. */
+const connect = (elicit?: (message: string) => { action: "accept" | "decline"; content?: { decision: string } }) =>
+  Effect.gen(function*() {
+    const runtime = yield* ToolRuntime.ToolRuntime
+    const bridge = yield* McpServer.McpServeBridge
+    const server = McpServer.makeServer(runtime, bridge, context, yield* Effect.runtime<never>(), {
+      name: "toolwright",
+      version: "test"
+    })
+    const client = new Client({ name: "test", version: "1" }, {
+      capabilities: elicit === undefined ? {} : { elicitation: { form: {} } }
+    })
+    if (elicit !== undefined) {
+      client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params.message))
+    }
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+    yield* Effect.promise(() => server.connect(serverSide))
+    yield* Effect.acquireRelease(Effect.promise(() => client.connect(clientSide)), () =>
+      Effect.promise(() => client.close()))
+    return client
+  })
+
+describe("McpServer", () => {
+  it.scopedLive("lists the pool with JSON Schemas and annotations, and calls through the pipeline", () =>
+    Effect.gen(function*() {
+      const client = yield* connect()
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.deepStrictEqual(tools.map((tool) => tool.name), ["Count", "Greet", "Hang", "Scribble"])
+      const greetListing = tools.find((tool) => tool.name === "Greet")!
+      assert.deepStrictEqual(greetListing.inputSchema, {
+        type: "object",
+        required: ["name"],
+        properties: { name: { type: "string" } },
+        additionalProperties: false
+      })
+      assert.deepStrictEqual(greetListing.annotations, { readOnlyHint: true, destructiveHint: false, openWorldHint: false })
+      assert.strictEqual(tools.find((tool) => tool.name === "Scribble")!.annotations?.destructiveHint, true)
+
+      const result = yield* Effect.promise(() => client.callTool({ name: "Greet", arguments: { name: "Ada" } }))
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "Hello, Ada!" }] })
+      const invalid = yield* Effect.promise(() => client.callTool({ name: "Greet", arguments: { name: 3 } }))
+      assert.deepStrictEqual(invalid, {
+        content: [{
+          type: "text",
+          text: "<tool_use_error>InputValidationError: Greet failed due to the following issue:\n" +
+            "The parameter `name` type is expected as `string` but provided as `number`</tool_use_error>"
+        }],
+        isError: true
+      })
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("an ask goes to the client's user through elicitation", () =>
+    Effect.gen(function*() {
+      const asked: Array<string> = []
+      const allowing = yield* connect((message) => {
+        asked.push(message)
+        return { action: "accept", content: { decision: "allow" } }
+      })
+      const allowed = yield* Effect.promise(() => allowing.callTool({ name: "Scribble", arguments: { text: "abc" } }))
+      assert.deepStrictEqual(allowed, { content: [{ type: "text", text: "wrote 3 characters" }] })
+      assert.strictEqual(asked.length, 1)
+      assert.match(asked[0], /^toolwright: allow Scribble\? /)
+
+      const denying = yield* connect(() => ({ action: "decline" }))
+      const denied = yield* Effect.promise(() => denying.callTool({ name: "Scribble", arguments: { text: "abc" } }))
+      assert.deepStrictEqual(denied, {
+        content: [{
+          type: "text",
+          text: "The user of the MCP client denied permission to use Scribble (the request was declined)."
+        }],
+        isError: true
+      })
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("without elicitation an ask is denied at once with how to allow it", () =>
+    Effect.gen(function*() {
+      const client = yield* connect()
+      const result = yield* Effect.promise(() => client.callTool({ name: "Scribble", arguments: { text: "abc" } }))
+      assert.isTrue(result.isError)
+      const text = (result.content as Array<{ text: string }>)[0].text
+      assert.match(text, /^Permission to use Scribble was not granted: /)
+      assert.include(text, "so toolwright mcp serve cannot ask; start it with --permission-mode to decide up front.")
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("progress notifications reach the client, and notifications/cancelled interrupts the call", () =>
+    Effect.gen(function*() {
+      const client = yield* connect()
+      const seen: Array<unknown> = []
+      const result = yield* Effect.promise(() =>
+        client.callTool({ name: "Count", arguments: { n: 3 } }, undefined, { onprogress: (p) => seen.push(p) })
+      )
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "counted to 3" }] })
+      assert.deepStrictEqual(seen, [
+        { progress: 1, total: 3, message: "counted 1" },
+        { progress: 2, total: 3, message: "counted 2" },
+        { progress: 3, total: 3, message: "counted 3" }
+      ])
+
+      const controller = new AbortController()
+      const pending = client.callTool({ name: "Hang", arguments: {} }, undefined, { signal: controller.signal })
+        .then(() => "finished", () => "rejected")
+      yield* Deferred.await(started)
+      controller.abort()
+      assert.strictEqual(yield* Effect.promise(() => pending), "rejected")
+      for (let i = 0; i < 100 && interrupted === 0; i++) yield* Effect.sleep("10 millis")
+      assert.strictEqual(interrupted, 1)
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("streamable HTTP on 127.0.0.1 with Host and Origin checks", () =>
+    Effect.gen(function*() {
+      const port = yield* Deferred.make<number>()
+      yield* McpServer.serveHttp({ context, port: 0, onListening: (p) => Deferred.unsafeDone(port, Effect.succeed(p)) })
+        .pipe(Effect.forkScoped)
+      const listening = yield* Deferred.await(port)
+      const client = new Client({ name: "http-test", version: "1" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${listening}/mcp`)))),
+        () => Effect.promise(() => client.close())
+      )
+      const result = yield* Effect.promise(() => client.callTool({ name: "Greet", arguments: { name: "web" } }))
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "Hello, web!" }] })
+
+      const status = (headers: Record<string, string>) =>
+        Effect.async<number>((resume) => {
+          const request = http.request({ host: "127.0.0.1", port: listening, path: "/mcp", method: "POST", headers }, (res) => {
+            res.resume()
+            resume(Effect.succeed(res.statusCode ?? 0))
+          })
+          request.end("{}")
+        })
+      assert.strictEqual(yield* status({ host: "evil.example:80", "content-type": "application/json" }), 403)
+      assert.strictEqual(
+        yield* status({ host: `127.0.0.1:${listening}`, origin: "http://evil.example", "content-type": "application/json" }),
+        403
+      )
+      assert.strictEqual(yield* status({ host: `localhost:${listening}`, "mcp-session-id": "stale" }), 404)
+    }).pipe(Effect.provide(runtimeLayer)))
+})
