@@ -22,23 +22,26 @@ const UTF8_BOM = [0xef, 0xbb, 0xbf] as const
 const startsWith = (bytes: Uint8Array, prefix: ReadonlyArray<number>): boolean =>
   bytes.length >= prefix.length && prefix.every((byte, i) => bytes[i] === byte)
 
-/** UTF-16 BE bytes as a string: swap each pair into a copy and decode as LE (Node has no BE codec). */
-const decodeUtf16be = (bytes: Uint8Array): string => {
-  const even = bytes.length - (bytes.length % 2)
-  const swapped = Buffer.from(bytes.subarray(0, even))
-  swapped.swap16()
-  return swapped.toString("utf16le")
-}
+/** UTF-16 BE bytes (an even number) as a string: swapped into a copy and decoded as LE (Node has no BE codec). */
+const decodeUtf16be = (bytes: Uint8Array): string => Buffer.from(bytes).swap16().toString("utf16le")
 
 /**
- * Decodes a file's bytes. A BOM decides UTF-8 or UTF-16; without one, valid UTF-8 is UTF-8 and anything
- * else is Latin-1, so an edit of a legacy-encoded file rewrites only what it changes.
+ * Decodes a file's bytes so that `encode` gives them back exactly, whatever they are. A BOM decides UTF-8
+ * or UTF-16; without one, valid UTF-8 is UTF-8 and anything else is Latin-1, so an edit of a legacy-encoded
+ * file rewrites only what it changes.
  */
 export const decode = (bytes: Uint8Array): DecodedText => {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  if (startsWith(buffer, UTF8_BOM)) return { text: buffer.toString("utf8", 3), encoding: "utf8", bom: true }
-  if (startsWith(buffer, [0xff, 0xfe])) return { text: buffer.toString("utf16le", 2), encoding: "utf16le", bom: true }
-  if (startsWith(buffer, [0xfe, 0xff])) return { text: decodeUtf16be(buffer.subarray(2)), encoding: "utf16be", bom: true }
+  if (startsWith(buffer, UTF8_BOM) && isUtf8(buffer.subarray(3))) {
+    return { text: buffer.toString("utf8", 3), encoding: "utf8", bom: true }
+  }
+  // UTF-16 needs whole code units: an odd length is not UTF-16, and Latin-1 keeps its bytes safe.
+  if (buffer.length % 2 === 0) {
+    if (startsWith(buffer, [0xff, 0xfe])) return { text: buffer.toString("utf16le", 2), encoding: "utf16le", bom: true }
+    if (startsWith(buffer, [0xfe, 0xff])) {
+      return { text: decodeUtf16be(buffer.subarray(2)), encoding: "utf16be", bom: true }
+    }
+  }
   if (isUtf8(buffer)) return { text: buffer.toString("utf8"), encoding: "utf8", bom: false }
   return { text: buffer.toString("latin1"), encoding: "latin1", bom: false }
 }
