@@ -1,8 +1,10 @@
 /**
  * The services the Bash and task tools need, as one layer for the built-in plugin: the session's shell
- * state (cwd, settings `env`, kill grace). Built once per runtime; closing it ends what it started.
+ * state (cwd, settings `env`, kill grace) and the loaded bash grammar. Built once per runtime; closing
+ * it ends what it started.
  */
-import type { Layer } from "effect"
+import { Layer } from "effect"
+import * as CommandSemantics from "./commandSemantics.js"
 import * as ShellState from "./ShellState.js"
 
 export type BashServices = ShellState.ShellState
@@ -10,4 +12,6 @@ export type BashServices = ShellState.ShellState
 export type Options = ShellState.Options
 
 /** Every service the shell tools need; `options.env` is settings `env`. */
-export const layer = (options: Options = {}): Layer.Layer<BashServices> => ShellState.layer(options)
+export const layer = (options: Options = {}): Layer.Layer<BashServices> =>
+  // The bash grammar is loaded with the layer, so the first command is analysed without waiting.
+  Layer.merge(ShellState.layer(options), Layer.effectDiscard(CommandSemantics.load))

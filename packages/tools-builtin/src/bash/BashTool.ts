@@ -6,9 +6,11 @@
  */
 import * as os from "node:os"
 import * as path from "node:path"
-import { Tool, ToolErrors, ToolProgress } from "@toolwright/core"
+import { Permission, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Config, ConfigError, Effect, Schema } from "effect"
+import { realPath, resolvePath } from "../internal/paths.js"
+import * as CommandSemantics from "./commandSemantics.js"
 import * as Prompt from "./prompt.js"
 import * as ShellProcess from "./ShellProcess.js"
 import { ShellState } from "./ShellState.js"
@@ -177,6 +179,41 @@ export const validateTimeout = (input: BashInput) =>
     }
   })
 
+/**
+ * What permission rules see: each simple command (wrappers stripped, env prefixes dropped), every file a
+ * redirection writes or reads (resolved against `cwd`, symlinks followed), and why the line is opaque.
+ */
+export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects => {
+  const analysis = CommandSemantics.analyze(command)
+  const paths = analysis.redirects.flatMap((redirect) =>
+    redirect.target === undefined
+      ? []
+      : [{ path: realPath(resolvePath(cwd, redirect.target)), access: redirect.access }]
+  )
+  const subjects = { specifiers: analysis.commands.map((c) => c.text), paths }
+  return analysis.opaque === undefined ? subjects : { ...subjects, opaque: analysis.opaque }
+}
+
+/**
+ * Bash's own objection, on top of the rules: rules resolve relative redirection targets against the
+ * session's cwd, so once the shell has moved elsewhere (a `cd` in an earlier call) such a target must be
+ * approved by a person. Otherwise the policy decides, and "allow always" comes from `suggestRules`.
+ */
+export const checkPermissions = (input: BashInput, context: ToolUseContext.ToolUseContext) =>
+  Effect.gen(function*() {
+    const shell = yield* ShellState
+    const cwd = yield* shell.cwd(context)
+    if (cwd === context.cwd) return Permission.passthrough
+    const analysis = CommandSemantics.analyze(input.command)
+    const relative = analysis.redirects.find((r) => CommandSemantics.isRelativeTarget(r.target))?.target
+    if (relative === undefined) return Permission.passthrough
+    return {
+      behavior: "ask",
+      message: `Bash needs permission: the shell is in ${cwd}, so ${relative} means ${path.resolve(cwd, relative)}.`,
+      suggestions: CommandSemantics.suggestRules(input.command)
+    } satisfies Permission.PermissionResult
+  })
+
 export const BashTool = Tool.make({
   name: "Bash",
   description: Prompt.DESCRIPTION,
@@ -188,11 +225,14 @@ export const BashTool = Tool.make({
   cascadeOnError: true,
   interruptBehavior: "cancel",
   searchHint: "shell command terminal run execute",
-  validateInput: (input) => validateTimeout(input),
+  // Loading the grammar here (once per process) means the synchronous members below always have it.
+  validateInput: (input) => Effect.zipRight(CommandSemantics.load, validateTimeout(input)),
   userFacingName: () => "Bash",
   toClassifierInput: (input) => input.command,
   mapToolResult: (output: BashOutput) => renderOutput(output),
-  // Until the command analysis is wired in, nothing about a command line is trusted.
-  ruleSubjects: (input) => ({ specifiers: [input.command], paths: [], opaque: "the command was not analysed" }),
+  isReadOnly: (input) => CommandSemantics.analyze(input.command).readOnly,
+  isConcurrencySafe: (input) => CommandSemantics.analyze(input.command).readOnly,
+  ruleSubjects: (input, context) => ruleSubjects(input.command, context.cwd),
+  checkPermissions: (input, context) => checkPermissions(input, context),
   call: (input, context) => runForeground(input, context)
 })

@@ -45,7 +45,9 @@ export const workingDirectories = (context: ToolUseContext.ToolUseContext): Read
 
 /** Whether `dir` (physical) is one of the working directories or below one. */
 export const isInsideWorkingDirectories = (dir: string, context: ToolUseContext.ToolUseContext): boolean =>
-  workingDirectories(context).some((root) => dir === root || dir.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
+  workingDirectories(context).some((root) =>
+    dir === root || dir.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+  )
 
 const isDirectory = (dir: string): boolean => {
   try {

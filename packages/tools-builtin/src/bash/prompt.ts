@@ -5,7 +5,13 @@
 
 export const DESCRIPTION = "Executes a bash command with an optional timeout; the working directory persists"
 
-export const prompt = (limits: { readonly defaultTimeoutMs: number; readonly maxTimeoutMs: number; readonly maxOutputChars: number }) =>
+export interface Limits {
+  readonly defaultTimeoutMs: number
+  readonly maxTimeoutMs: number
+  readonly maxOutputChars: number
+}
+
+export const prompt = (limits: Limits) =>
   `Executes a given bash command and returns its output.
 
 The working directory persists between commands (a \`cd\` applies to the next call), but it never leaves the

@@ -103,7 +103,12 @@ describe("Bash: running commands", () => {
       const runtime = yield* ToolRuntime.ToolRuntime
       const events: Array<Message.RuntimeEvent> = []
       const fiber = yield* Effect.fork(runtime.execute(
-        { type: "tool_use", id: "toolu_interrupted", name: "Bash", input: { command: `echo partial; exec -a ${name} sleep 100` } },
+        {
+          type: "tool_use",
+          id: "toolu_interrupted",
+          name: "Bash",
+          input: { command: `echo partial; exec -a ${name} sleep 100` }
+        },
         session(dir),
         (event) => Effect.sync(() => events.push(event))
       ))
@@ -140,7 +145,8 @@ describe("Bash: running commands", () => {
       assert.isNotNull(match)
       assert.strictEqual(
         result.text,
-        `${expectedHead}\n\n... [${cut} characters truncated] ...\n\n${expectedTail}\n[Full output saved to ${match![1]}]`
+        `${expectedHead}\n\n... [${cut} characters truncated] ...\n\n${expectedTail}\n` +
+          `[Full output saved to ${match![1]}]`
       )
       assert.strictEqual(fs.readFileSync(match![1]!, "utf8"), full)
     }).pipe(Effect.provide(runtimeLayer())))
@@ -178,7 +184,11 @@ describe("Bash: running commands", () => {
       )
       const zero = yield* bash({ command: "echo hi", timeout: 0 }, session(dir))
       assert.include(zero.text, "between 1 and 600000, got 0")
-      const custom = yield* withEnv("BASH_MAX_TIMEOUT_MS", "2000", bash({ command: "echo hi", timeout: 5_000 }, session(dir)))
+      const custom = yield* withEnv(
+        "BASH_MAX_TIMEOUT_MS",
+        "2000",
+        bash({ command: "echo hi", timeout: 5_000 }, session(dir))
+      )
       assert.include(custom.text, "between 1 and 2000, got 5000")
       const shortDefault = yield* withEnv("BASH_DEFAULT_TIMEOUT_MS", "200", bash({ command: "sleep 5" }, session(dir)))
       assert.strictEqual(shortDefault.text, "<tool_use_error>Command timed out after 0.2s</tool_use_error>")

@@ -1,0 +1,613 @@
+/**
+ * What a Bash command line does, as far as permissions and scheduling need to know: every simple command
+ * (in lists, pipelines, subshells, loops, substitutions), its words with quoting removed and wrappers
+ * (`timeout`, `nice`, `xargs`, …) stripped, its redirections with their targets, and whether the whole line
+ * only reads. Parsed with tree-sitter-bash (wasm). Anything that cannot be proven to mean what it seems to —
+ * a parse error, `eval`, `bash -c`, a quoted command name, a substitution — makes the line `opaque`, which
+ * the permission stage turns into a question for the user.
+ */
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { Effect } from "effect"
+import type { Node as SyntaxNode } from "web-tree-sitter"
+import { Language, Parser } from "web-tree-sitter"
+
+/** Lines longer than this are not analysed: they always ask. */
+export const MAX_COMMAND_LENGTH = 10_000
+
+export type CommandKind = "search" | "read" | "list" | "silent" | "other"
+
+/** A redirection: its operator and target; `target` is undefined when it is not a plain path. */
+export interface Redirect {
+  readonly operator: string
+  readonly target: string | undefined
+  readonly access: "read" | "write"
+}
+
+/** One simple command of a line. */
+export interface SimpleCommand {
+  /** The command as rules match it: wrappers stripped, env prefixes dropped, words unquoted and re-quoted. */
+  readonly text: string
+  /** The words after stripping (name first); a word that is not static keeps its source text. */
+  readonly words: ReadonlyArray<string>
+  /** `NAME=value` prefixes, as written. */
+  readonly env: ReadonlyArray<string>
+  /** Wrappers that were stripped, outermost first (`timeout`, `nice`, …). */
+  readonly wrappers: ReadonlyArray<string>
+  /** Redirections that apply to this command (bash semantics: `a && b > f` belongs to `b`). */
+  readonly redirects: ReadonlyArray<Redirect>
+  readonly kind: CommandKind
+  readonly readOnly: boolean
+}
+
+export interface Analysis {
+  readonly commands: ReadonlyArray<SimpleCommand>
+  /** Every redirection of the line that names a file (not `/dev/null`, not fd duplications). */
+  readonly redirects: ReadonlyArray<Redirect>
+  /** Why the line cannot be matched against rules safely; undefined when it can. */
+  readonly opaque: string | undefined
+  /** True when every command only reads, nothing writes a file, and nothing is hidden. */
+  readonly readOnly: boolean
+}
+
+let parser: Parser | undefined
+let loading: Promise<Parser> | undefined
+
+const loadParser = async (): Promise<Parser> => {
+  const require = createRequire(import.meta.url)
+  const runtimeWasm = require.resolve("web-tree-sitter/tree-sitter.wasm")
+  const bashWasm = path.join(path.dirname(require.resolve("tree-sitter-bash/package.json")), "tree-sitter-bash.wasm")
+  await Parser.init({ locateFile: () => runtimeWasm })
+  const language = await Language.load(bashWasm)
+  const instance = new Parser()
+  instance.setLanguage(language)
+  parser = instance
+  return instance
+}
+
+/** Loads the bash grammar once per process; `analyze` answers opaque until it has. */
+export const load: Effect.Effect<void> = Effect.suspend(() => {
+  if (parser !== undefined) return Effect.void
+  loading ??= loadParser()
+  const pending = loading
+  return Effect.asVoid(Effect.promise(() => pending))
+})
+
+export const isLoaded = (): boolean => parser !== undefined
+
+// ---------------------------------------------------------------------------------------------------------------
+// Words
+
+interface Word {
+  /** The value bash would see, when it is known without running anything. */
+  readonly value: string | undefined
+  readonly source: string
+}
+
+const unescapeWord = (text: string): string => text.replace(/\\(.)/gs, "$1").replace(/\\\n/g, "")
+
+const unescapeDouble = (text: string): string => text.replace(/\\([$`"\\\n])/g, (_, c: string) => (c === "\n" ? "" : c))
+
+const staticValue = (node: SyntaxNode): string | undefined => {
+  switch (node.type) {
+    case "word":
+    case "number":
+      return unescapeWord(node.text)
+    case "raw_string":
+      return node.text.slice(1, -1)
+    case "string": {
+      let out = ""
+      for (const child of node.namedChildren) {
+        if (child === null) continue
+        if (child.type !== "string_content") return undefined
+        out += unescapeDouble(child.text)
+      }
+      return out
+    }
+    case "concatenation": {
+      let out = ""
+      for (const child of node.namedChildren) {
+        if (child === null) continue
+        const value = staticValue(child)
+        if (value === undefined) return undefined
+        out += value
+      }
+      return out
+    }
+    default:
+      return undefined
+  }
+}
+
+const wordOf = (node: SyntaxNode): Word => ({ value: staticValue(node), source: node.text })
+
+const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./~^-]+$/
+
+/** A word as rules see it: bare when it needs no quoting, single-quoted otherwise; dynamic words as written. */
+const render = (word: Word): string => {
+  if (word.value === undefined) return word.source
+  if (word.value !== "" && SAFE_WORD.test(word.value)) return word.value
+  return `'${word.value.replace(/'/g, `'\\''`)}'`
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Classification
+
+const SEARCH = new Set(["find", "grep", "egrep", "fgrep", "rg", "ag", "ack", "locate", "which", "whereis"])
+const READ = new Set([
+  "cat", "head", "tail", "less", "more", "wc", "stat", "file", "jq", "awk", "cut", "sort", "uniq", "tr"
+])
+const LIST = new Set(["ls", "tree", "du"])
+const SILENT = new Set([
+  "mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd", "export", "unset", "wait"
+])
+/** Commands that neither read nor write anything of note. */
+const NEUTRAL = new Set([
+  "echo", "printf", "pwd", "true", "false", ":", "test", "[", "date", "whoami", "id", "uname", "hostname", "basename",
+  "dirname", "realpath", "readlink", "type", "printenv", "cd", "wait", "unset", "export", "diff", "cmp", "sha256sum",
+  "md5sum", "nproc", "df", "free", "uptime", "seq", "sleep"
+])
+const SHELLS = new Set(["bash", "sh", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "busybox"])
+
+const GIT_READ_ONLY = new Set([
+  "status", "log", "diff", "show", "blame", "describe", "shortlog", "rev-parse", "ls-files", "ls-tree", "cat-file",
+  "merge-base", "grep", "rev-list", "show-ref", "whatchanged", "reflog"
+])
+
+/** Env vars that change what a command runs or loads: a prefix setting one cannot be dropped from a rule. */
+const DANGEROUS_ENV = new RegExp(
+  "^(PATH|LD_\\w*|DYLD_\\w*|\\w*PAGER|EDITOR|VISUAL|BASH_ENV|ENV|PROMPT_COMMAND|IFS|SHELLOPTS|BASHOPTS|GIT_\\w+|" +
+    "NODE_OPTIONS|NODE_PATH|PYTHON\\w*|PERL5?\\w*|RUBY\\w*|LESS\\w*|BROWSER|SSH_\\w+|HOME|ZDOTDIR)$"
+)
+
+export const kindOf = (name: string): CommandKind =>
+  SEARCH.has(name)
+    ? "search"
+    : READ.has(name)
+    ? "read"
+    : LIST.has(name)
+    ? "list"
+    : SILENT.has(name)
+    ? "silent"
+    : "other"
+
+const hasOption = (words: ReadonlyArray<string>, pattern: RegExp) => words.slice(1).some((w) => pattern.test(w))
+
+const gitReadOnly = (words: ReadonlyArray<string>): boolean => {
+  let i = 1
+  while (i < words.length && words[i]!.startsWith("-")) {
+    if (words[i] === "-C") i += 2
+    else if (words[i] === "--no-pager" || words[i] === "--no-optional-locks") i += 1
+    else return false
+  }
+  const sub = words[i]
+  const rest = words.slice(i + 1)
+  if (sub === undefined) return false
+  if (rest.some((w) => /^--(output|ext-diff)/.test(w))) return false
+  if (GIT_READ_ONLY.has(sub)) return sub !== "reflog" || rest.length === 0 || rest[0] === "show"
+  switch (sub) {
+    case "branch":
+      return rest.every((w) => ["-a", "-r", "-v", "-vv", "--all", "--list", "--show-current", "--remotes"].includes(w))
+    case "tag":
+      return rest.length === 0 || rest.every((w) => ["-l", "--list"].includes(w))
+    case "remote":
+      return rest.length === 0 || (rest.length === 1 && rest[0] === "-v")
+    case "stash":
+      return rest[0] === "list"
+    case "config":
+      return rest.length > 0 && ["--get", "--list", "-l", "--get-all"].includes(rest[0]!)
+    default:
+      return false
+  }
+}
+
+const readOnlyWords = (words: ReadonlyArray<string>): boolean => {
+  const name = words[0]
+  if (name === undefined) return true
+  switch (name) {
+    case "git":
+      return gitReadOnly(words)
+    case "find":
+      return !hasOption(words, /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/)
+    case "awk":
+      return !words.slice(1).some((w) => /system\s*\(|\||>|getline/.test(w))
+    case "sort":
+      return !hasOption(words, /^(-o|--output)/)
+    case "tree":
+      return !hasOption(words, /^-o/)
+    case "rg":
+      return !hasOption(words, /^--pre/)
+    case "ack":
+    case "ag":
+      return !hasOption(words, /pager/)
+    case "uniq":
+      return words.slice(1).filter((w) => !w.startsWith("-")).length <= 1
+    case "command":
+      return words[1] === "-v" || words[1] === "-V"
+    default:
+      return SEARCH.has(name) || READ.has(name) || LIST.has(name) || NEUTRAL.has(name)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Wrappers
+
+interface Stripped {
+  readonly words: ReadonlyArray<Word>
+  readonly wrappers: ReadonlyArray<string>
+  readonly opaque?: string
+}
+
+const valueOf = (word: Word | undefined): string | undefined => word?.value
+
+/** Skips `timeout`'s options and duration. */
+const afterTimeout = (words: ReadonlyArray<Word>): number | undefined => {
+  let i = 1
+  while (i < words.length) {
+    const w = valueOf(words[i])
+    if (w === undefined) return undefined
+    if (w === "--foreground" || w === "--preserve-status" || w === "-v" || w === "--verbose") i += 1
+    else if (w === "-s" || w === "-k" || w === "--signal" || w === "--kill-after") i += 2
+    else if (/^(-s|-k).+|^--(signal|kill-after)=/.test(w)) i += 1
+    else if (w.startsWith("-")) return undefined
+    else return i + 1
+  }
+  return undefined
+}
+
+const afterNice = (words: ReadonlyArray<Word>): number | undefined => {
+  let i = 1
+  while (i < words.length) {
+    const w = valueOf(words[i])
+    if (w === undefined) return undefined
+    if (w === "-n" || w === "--adjustment") i += 2
+    else if (/^-n?-?\d+$|^--adjustment=/.test(w)) i += 1
+    else if (w.startsWith("-")) return undefined
+    else return i
+  }
+  return i
+}
+
+const afterStdbuf = (words: ReadonlyArray<Word>): number | undefined => {
+  let i = 1
+  while (i < words.length) {
+    const w = valueOf(words[i])
+    if (w === undefined) return undefined
+    if (w === "-i" || w === "-o" || w === "-e") i += 2
+    else if (/^-[ioe].+|^--(input|output|error)=/.test(w)) i += 1
+    else if (w.startsWith("-")) return undefined
+    else return i
+  }
+  return i
+}
+
+const afterEnv = (words: ReadonlyArray<Word>): number | undefined => {
+  let i = 1
+  while (i < words.length) {
+    const w = valueOf(words[i])
+    if (w === undefined) return undefined
+    if (w === "-i" || w === "-" || w === "--ignore-environment") i += 1
+    else if (w === "-u" || w === "--unset") i += 2
+    else if (w.startsWith("--unset=")) i += 1
+    else if (w.startsWith("-")) return undefined
+    else if (/^[A-Za-z_]\w*=/.test(w)) {
+      if (DANGEROUS_ENV.test(w.slice(0, w.indexOf("=")))) return undefined
+      i += 1
+    } else return i
+  }
+  return i
+}
+
+/** Strips wrappers until the real command; an unknown wrapper option makes the command opaque. */
+const stripWrappers = (words: ReadonlyArray<Word>): Stripped => {
+  const wrappers: Array<string> = []
+  let current = words
+  for (let guard = 0; guard < 20; guard++) {
+    const name = valueOf(current[0])
+    let skip: number | undefined
+    switch (name) {
+      case "timeout":
+        skip = afterTimeout(current)
+        break
+      case "time":
+        skip = valueOf(current[1]) === "-p" ? 2 : 1
+        break
+      case "nice":
+        skip = afterNice(current)
+        break
+      case "nohup":
+        skip = 1
+        break
+      case "stdbuf":
+        skip = afterStdbuf(current)
+        break
+      case "builtin":
+        skip = 1
+        break
+      case "command": {
+        const first = valueOf(current[1])
+        if (first === "-v" || first === "-V") return { words: current, wrappers }
+        skip = first === "-p" ? 2 : 1
+        break
+      }
+      case "env":
+        if (current.length === 1) return { words: current, wrappers }
+        skip = afterEnv(current)
+        break
+      case "xargs":
+        if (current[1] !== undefined && (current[1].value === undefined || current[1].value.startsWith("-"))) {
+          return { words: current, wrappers, opaque: "xargs with options runs a command the analysis cannot see" }
+        }
+        skip = 1
+        break
+      default:
+        return { words: current, wrappers }
+    }
+    if (skip === undefined) {
+      return { words: current, wrappers, opaque: `${name} has options the analysis does not understand` }
+    }
+    wrappers.push(name!)
+    current = current.slice(skip)
+    if (current.length === 0) return { words: current, wrappers }
+  }
+  return { words: current, wrappers, opaque: "too many nested wrappers" }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The walk
+
+const WRITE_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"])
+const HARMLESS_TARGETS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"])
+
+interface Collector {
+  readonly commands: Array<SimpleCommand>
+  readonly redirects: Array<Redirect>
+  opaque: string | undefined
+  changesDirectory: boolean
+}
+
+const markOpaque = (collector: Collector, reason: string) => {
+  collector.opaque ??= reason
+}
+
+const redirectOf = (node: SyntaxNode, collector: Collector): Redirect | undefined => {
+  if (node.type !== "file_redirect") return undefined
+  const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? ">"
+  const destination = node.childForFieldName("destination")
+  if (destination === null) return undefined
+  const target = staticValue(destination)
+  if ((operator === ">&" || operator === "<&") && (target === "-" || /^\d+$/.test(target ?? ""))) return undefined
+  if (target === undefined) {
+    markOpaque(collector, `the redirection target ${destination.text} is not a plain path`)
+  }
+  if (target !== undefined && HARMLESS_TARGETS.has(target)) return undefined
+  return { operator, target, access: WRITE_OPERATORS.has(operator) ? "write" : "read" }
+}
+
+const simpleCommand = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: Collector) => {
+  const env: Array<string> = []
+  const words: Array<Word> = []
+  for (const child of node.namedChildren) {
+    if (child === null) continue
+    if (child.type === "variable_assignment") {
+      env.push(child.text)
+      const name = child.childForFieldName("name")?.text ?? ""
+      if (DANGEROUS_ENV.test(name)) markOpaque(collector, `the prefix ${name}=… changes what the command runs`)
+    } else if (child.type === "command_name") {
+      const inner = child.namedChildren[0] ?? child
+      const word = wordOf(inner)
+      if (word.value === undefined) markOpaque(collector, `the command name ${child.text} is not a plain word`)
+      else if (word.value !== child.text) markOpaque(collector, `the command name ${child.text} is quoted or escaped`)
+      else if (/[{}*?[\]]/.test(word.value)) markOpaque(collector, `the command name ${child.text} is expanded by bash`)
+      words.push(word)
+    } else if (child.type === "file_redirect") {
+      const redirect = redirectOf(child, collector)
+      if (redirect !== undefined) redirects = [...redirects, redirect]
+    } else if (child.type === "herestring_redirect" || child.type === "heredoc_redirect") {
+      continue
+    } else {
+      words.push(wordOf(child))
+    }
+  }
+  addCommand(words, env, redirects, collector)
+}
+
+const addCommand = (
+  words: ReadonlyArray<Word>,
+  env: ReadonlyArray<string>,
+  redirects: ReadonlyArray<Redirect>,
+  collector: Collector
+) => {
+  const stripped = stripWrappers(words)
+  if (stripped.opaque !== undefined) markOpaque(collector, stripped.opaque)
+  const values = stripped.words.map((w) => w.value ?? w.source)
+  const name = values[0] ?? ""
+  if (name === "eval") markOpaque(collector, "eval runs a string as a command")
+  if (name === "exec") markOpaque(collector, "exec replaces the shell with another command")
+  if (name === "cd" || name === "pushd" || name === "popd") collector.changesDirectory = true
+  if (SHELLS.has(path.basename(name))) {
+    const args = values.slice(1)
+    if (args.some((w) => /^-[a-z]*c/.test(w))) markOpaque(collector, `${name} -c runs a string as a command`)
+    else if (!args.some((w) => !w.startsWith("-"))) markOpaque(collector, `${name} runs commands from its input`)
+  }
+  if (name === "source" || name === ".") markOpaque(collector, `${name} runs the commands of a file`)
+  if (name === "find" && hasOption(values, /^-(exec|execdir|ok|okdir)$/)) {
+    markOpaque(collector, "find -exec runs other commands")
+  }
+  if (name === "git" && hasOption(values, /^(-c|--config-env)/)) {
+    markOpaque(collector, "git -c can make git run other commands")
+  }
+  if (stripped.wrappers.includes("command") || stripped.wrappers.includes("builtin")) {
+    const wrapper = stripped.wrappers.includes("command") ? "command" : "builtin"
+    markOpaque(collector, `${wrapper} bypasses aliases and functions`)
+  }
+  if (name === "alias") markOpaque(collector, "alias changes what later commands mean")
+  const hasWrite = redirects.some((r) => r.access === "write")
+  collector.commands.push({
+    text: stripped.words.map(render).join(" "),
+    words: values,
+    env,
+    wrappers: stripped.wrappers,
+    redirects,
+    kind: kindOf(name),
+    readOnly: !hasWrite && readOnlyWords(values)
+  })
+}
+
+/** The simple commands directly under `node` that a redirect on `node` belongs to. */
+const lastCommandsOf = (node: SyntaxNode): "last" | "all" =>
+  node.type === "list" || node.type === "pipeline" ? "last" : "all"
+
+const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: Collector): void => {
+  switch (node.type) {
+    case "command":
+      simpleCommand(node, redirects, collector)
+      for (const child of node.namedChildren) if (child !== null) walkInner(child, collector)
+      return
+    case "redirected_statement": {
+      const own: Array<Redirect> = []
+      for (const child of node.childrenForFieldName("redirect")) {
+        if (child === null) continue
+        const redirect = redirectOf(child, collector)
+        if (redirect !== undefined) own.push(redirect)
+        walkInner(child, collector)
+      }
+      const body = node.childForFieldName("body")
+      if (body === null) return
+      if (lastCommandsOf(body) === "last") {
+        const parts = body.namedChildren.filter((c): c is SyntaxNode => c !== null)
+        parts.forEach((part, index) =>
+          walk(part, index === parts.length - 1 ? [...redirects, ...own] : redirects, collector)
+        )
+        collector.redirects.push(...own)
+        return
+      }
+      walk(body, [...redirects, ...own], collector)
+      collector.redirects.push(...own)
+      return
+    }
+    case "function_definition":
+      markOpaque(collector, "the line defines a shell function")
+      break
+    case "command_substitution":
+      markOpaque(collector, "command substitution runs a command whose output becomes part of the line")
+      break
+    case "process_substitution":
+      markOpaque(collector, "process substitution runs a command the line reads or writes")
+      break
+    case "declaration_command":
+    case "unset_command": {
+      const keyword = node.children[0]?.type ?? "declare"
+      const words: Array<Word> = [{ value: keyword, source: keyword }]
+      for (const child of node.namedChildren) {
+        if (child === null) continue
+        if (child.type === "variable_assignment" || child.type === "variable_name" || child.type === "word") {
+          const name = child.type === "variable_assignment" ? child.childForFieldName("name")?.text ?? "" : child.text
+          if (DANGEROUS_ENV.test(name)) markOpaque(collector, `${keyword} ${name} changes what later commands run`)
+          words.push(wordOf(child))
+        }
+      }
+      addCommand(words, [], redirects, collector)
+      for (const child of node.namedChildren) if (child !== null) walkInner(child, collector)
+      return
+    }
+    case "variable_assignment": {
+      const name = node.childForFieldName("name")?.text ?? ""
+      if (DANGEROUS_ENV.test(name)) markOpaque(collector, `setting ${name} changes what later commands run`)
+      break
+    }
+    case "ERROR":
+      markOpaque(collector, "the command could not be parsed")
+      break
+  }
+  for (const child of node.namedChildren) if (child !== null) walk(child, redirects, collector)
+}
+
+/** Walks a command's arguments for substitutions (commands hidden inside words). */
+const walkInner = (node: SyntaxNode, collector: Collector): void => {
+  if (
+    node.type === "command_substitution" || node.type === "process_substitution" || node.type === "command" ||
+    node.type === "pipeline" || node.type === "list" || node.type === "redirected_statement"
+  ) {
+    walk(node, [], collector)
+    return
+  }
+  for (const child of node.namedChildren) if (child !== null) walkInner(child, collector)
+}
+
+/** Whether a redirection target depends on the directory the shell is in. */
+export const isRelativeTarget = (target: string | undefined): target is string =>
+  target !== undefined && !path.isAbsolute(target) && !target.startsWith("~")
+
+const opaqueAnalysis = (reason: string): Analysis => ({ commands: [], redirects: [], opaque: reason, readOnly: false })
+
+/** Analyses a command line; needs `load` to have run (until then every line is opaque). */
+export const analyze = (command: string): Analysis => {
+  if (command.length > MAX_COMMAND_LENGTH) {
+    return opaqueAnalysis(`the command is longer than ${MAX_COMMAND_LENGTH} characters`)
+  }
+  if (parser === undefined) return opaqueAnalysis("the bash parser is not loaded")
+  const tree = parser.parse(command)
+  if (tree === null) return opaqueAnalysis("the command could not be parsed")
+  try {
+    const root = tree.rootNode
+    const collector: Collector = { commands: [], redirects: [], opaque: undefined, changesDirectory: false }
+    if (root.hasError) markOpaque(collector, "the command could not be parsed (unbalanced quotes or syntax error)")
+    walk(root, [], collector)
+    const redirects = collector.redirects.concat(
+      collector.commands.flatMap((c) => c.redirects).filter((r) => !collector.redirects.includes(r))
+    )
+    if (collector.changesDirectory && redirects.some((r) => isRelativeTarget(r.target))) {
+      markOpaque(collector, "the line changes directory and redirects to a relative path")
+    }
+    const readOnly = collector.opaque === undefined &&
+      collector.commands.every((c) => c.readOnly) &&
+      !redirects.some((r) => r.access === "write")
+    return { commands: collector.commands, redirects, opaque: collector.opaque, readOnly }
+  } finally {
+    tree.delete()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rules
+
+/** CLIs whose first argument is a sub-command worth keeping in a rule (`git commit`, `npm install`). */
+const SUBCOMMAND_CLIS = new Set([
+  "git", "npm", "pnpm", "yarn", "bun", "deno", "cargo", "go", "docker", "podman", "kubectl", "helm", "make", "pip",
+  "pip3", "uv", "poetry", "gh", "dotnet", "mvn", "gradle", "terraform", "aws", "gcloud", "az", "brew", "apt", "apt-get",
+  "systemctl", "rustup", "composer", "bundle", "rake", "mix", "swift", "zig", "nx", "turbo", "npx", "pnpx", "bunx"
+])
+/** Sub-commands that take a script or target name worth keeping too (`npm run test`). */
+const RUNNERS = new Set(["run", "exec", "x", "run-script", "test", "dlx"])
+const SUBCOMMAND = /^[A-Za-z][\w:.@/-]*$/
+
+/** The prefix an "allow always" rule should use for one command: `npm run test`, `git commit`, `rm`. */
+export const rulePrefix = (words: ReadonlyArray<string>): string => {
+  const name = words[0] ?? ""
+  const prefix = [name]
+  if (SUBCOMMAND_CLIS.has(name) && words[1] !== undefined && SUBCOMMAND.test(words[1])) {
+    prefix.push(words[1])
+    if (RUNNERS.has(words[1]) && words[2] !== undefined && SUBCOMMAND.test(words[2])) prefix.push(words[2])
+  }
+  return prefix.join(" ")
+}
+
+/**
+ * "Allow always" rules for a command line: one `Bash(prefix:*)` per sub-command that is not read-only, at
+ * most five; none for a line the analysis cannot see through (approving it once must not approve more).
+ */
+export const suggestRules = (command: string): Array<string> => {
+  const analysis = analyze(command)
+  if (analysis.opaque !== undefined) return []
+  const rules: Array<string> = []
+  for (const c of analysis.commands) {
+    // A command that only reads needs no rule; a redirection it writes through is approved as an Edit.
+    if (c.words.length === 0 || readOnlyWords(c.words)) continue
+    const prefix = rulePrefix(c.words)
+    const rule = prefix === c.words.join(" ") ? `Bash(${prefix})` : `Bash(${prefix}:*)`
+    if (!rules.includes(rule)) rules.push(rule)
+    if (rules.length === 5) break
+  }
+  return rules
+}

@@ -1,0 +1,155 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, FastCheck as fc } from "effect"
+
+import { ruleSubjects } from "../../src/bash/BashTool.js"
+import * as CommandSemantics from "../../src/bash/commandSemantics.js"
+
+const load = Effect.runPromise(CommandSemantics.load)
+const analyze = async (command: string) => {
+  await load
+  return CommandSemantics.analyze(command)
+}
+const specifiers = async (command: string) => (await analyze(command)).commands.map((c) => c.text)
+
+describe("commandSemantics", () => {
+  it("extracts every simple command of a compound line", async () => {
+    for (const separator of [" && ", " || ", "; ", " | ", " |& ", " & ", "\n"]) {
+      assert.deepStrictEqual(await specifiers(`git status${separator}rm -rf build`), ["git status", "rm -rf build"])
+    }
+    assert.deepStrictEqual(await specifiers("(cd x; ls) && { pwd; } || ! false"), ["cd x", "ls", "pwd", "false"])
+    assert.deepStrictEqual(await specifiers("for f in *.ts; do wc -l $f; done"), ["wc -l $f"])
+    assert.deepStrictEqual(await specifiers("if test -f a; then cat a; else touch a; fi"), [
+      "test -f a",
+      "cat a",
+      "touch a"
+    ])
+  })
+
+  it("finds the commands inside substitutions, and marks the line opaque", async () => {
+    for (const command of ["echo $(rm -rf x)", "echo `rm -rf x`", "cat <(rm -rf x)", "echo \"$(rm -rf x)\""]) {
+      const analysis = await analyze(command)
+      assert.include(analysis.commands.map((c) => c.text), "rm -rf x", command)
+      assert.isDefined(analysis.opaque, command)
+      assert.isFalse(analysis.readOnly)
+    }
+  })
+
+  it("unquotes words, re-quotes what needs it, strips wrappers and env prefixes", async () => {
+    assert.deepStrictEqual(await specifiers(`rm "-rf" 'build'`), ["rm -rf build"])
+    assert.deepStrictEqual(await specifiers(`git commit -m "a message; rm -rf /"`), [
+      `git commit -m 'a message; rm -rf /'`
+    ])
+    assert.deepStrictEqual(await specifiers("FOO=1 BAR=2 npm test"), ["npm test"])
+    assert.deepStrictEqual(
+      await specifiers("timeout -s KILL 5 time -p nice -n 5 nohup stdbuf -oL env X=1 -u Y npm test"),
+      ["npm test"]
+    )
+    assert.deepStrictEqual(await specifiers("find . -name '*.ts' | xargs wc -l"), ["find . -name '*.ts'", "wc -l"])
+    const wrapped = (await analyze("timeout 5 nice rm x")).commands[0]!
+    assert.deepStrictEqual(wrapped.wrappers, ["timeout", "nice"])
+  })
+
+  it("attaches a redirection to the command bash gives it to", async () => {
+    const analysis = await analyze("make && cat log > out.txt 2>/dev/null")
+    assert.deepStrictEqual(analysis.commands.map((c) => [c.text, c.redirects.map((r) => r.target)]), [
+      ["make", []],
+      ["cat log", ["out.txt"]]
+    ])
+    assert.deepStrictEqual(analysis.redirects, [{ operator: ">", target: "out.txt", access: "write" }])
+    const group = await analyze("{ ls; pwd; } >> all.txt")
+    assert.deepStrictEqual(group.commands.map((c) => c.redirects.length), [1, 1])
+  })
+
+  it("classifies read-only lines the way issue 7 lists them", async () => {
+    const readOnly = [
+      "ls -la", "cat a.txt | grep foo | wc -l", "git status", "git log --oneline -5", "git diff HEAD~1",
+      "git branch", "find . -name '*.ts'", "rg TODO src", "head -5 a && tail -5 b", "ls > /dev/null 2>&1",
+      "cd src && ls", "tree -L 2", "du -sh .", "jq .name package.json", "sort a | uniq -c", "command -v git",
+      "which node", "stat -c %s file", "cat < input.txt"
+    ]
+    for (const command of readOnly) assert.isTrue((await analyze(command)).readOnly, command)
+    const writes = [
+      "rm x", "echo hi > out.txt", "ls >> log", "git commit -m x", "git branch -D main", "find . -delete",
+      "sort -o out in", "awk 'BEGIN{system(\"rm x\")}'", "npm test", "mv a b", "touch a", "git push",
+      "cat a | tee b", "git diff --output=patch.txt", "uniq in out", "ls &> all.log"
+    ]
+    for (const command of writes) assert.isFalse((await analyze(command)).readOnly, command)
+    assert.deepStrictEqual((await analyze("rg x; ls; cat y; rm z")).commands.map((c) => c.kind), [
+      "search", "list", "read", "silent"
+    ])
+  })
+
+  it("makes opaque whatever could hide the real command (the bypass corpus)", async () => {
+    const opaque: Record<string, string> = {
+      "bash -c 'rm -rf x'": "bash -c runs a string as a command",
+      "sh -c \"rm -rf x\"": "sh -c runs a string as a command",
+      "eval 'rm -rf x'": "eval runs a string as a command",
+      "exec rm -rf x": "exec replaces the shell with another command",
+      "$'\\x72m' -rf x": "the command name $'\\x72m' is not a plain word",
+      "\\rm -rf x": "the command name \\rm is quoted or escaped",
+      "'rm' -rf x": "the command name 'rm' is quoted or escaped",
+      "r\"m\" -rf x": "the command name r\"m\" is quoted or escaped",
+      "$CMD -rf x": "the command name $CMD is not a plain word",
+      "{rm,-rf,x}": "the command could not be parsed (unbalanced quotes or syntax error)",
+      "r{m,} -rf x": "the command name r{m,} is expanded by bash",
+      "command rm -rf x": "command bypasses aliases and functions",
+      "cat <<EOF | bash\nrm -rf x\nEOF": "bash runs commands from its input",
+      "bash <<< 'rm -rf x'": "bash runs commands from its input",
+      "find . -exec rm {} \\;": "find -exec runs other commands",
+      "git -c core.pager='rm -rf x' log": "git -c can make git run other commands",
+      "echo 'unterminated": "the command could not be parsed (unbalanced quotes or syntax error)",
+      "ls; f() { rm -rf x; }": "the line defines a shell function",
+      "PATH=/tmp/evil ls": "the prefix PATH=… changes what the command runs",
+      "export LD_PRELOAD=/tmp/x.so; ls": "export LD_PRELOAD changes what later commands run",
+      "xargs -I{} rm {}": "xargs with options runs a command the analysis cannot see",
+      "env -S 'rm -rf x'": "env has options the analysis does not understand",
+      "echo x > $TARGET": "the redirection target $TARGET is not a plain path",
+      "cd /etc && echo x > passwd": "the line changes directory and redirects to a relative path",
+      "source ./script.sh": "source runs the commands of a file",
+      [`echo ${"a".repeat(10_001)}`]: "the command is longer than 10000 characters"
+    }
+    for (const [command, reason] of Object.entries(opaque)) {
+      const analysis = await analyze(command)
+      assert.strictEqual(analysis.opaque, reason, command)
+      assert.isFalse(analysis.readOnly, command)
+    }
+    // `command rm` and `\rm` still show `rm`, so a deny rule on rm matches as well as the ask.
+    assert.deepStrictEqual(await specifiers("command rm -rf x"), ["rm -rf x"])
+    assert.deepStrictEqual(await specifiers("\\rm -rf x"), ["rm -rf x"])
+  })
+
+  it("rule subjects: each command, redirection targets as resolved writes, the opaque reason", async () => {
+    await load
+    assert.deepStrictEqual(ruleSubjects("git status && echo hi > out.txt 2>/dev/null; cat < in.txt", "/work"), {
+      specifiers: ["git status", "echo hi", "cat"],
+      paths: [{ path: "/work/out.txt", access: "write" }, { path: "/work/in.txt", access: "read" }]
+    })
+    assert.deepStrictEqual(ruleSubjects("eval ls", "/work"), {
+      specifiers: ["eval ls"],
+      paths: [],
+      opaque: "eval runs a string as a command"
+    })
+  })
+
+  it("suggests one narrow rule per sub-command needing approval, at most five", async () => {
+    await load
+    assert.deepStrictEqual(CommandSemantics.suggestRules("npm run test -- --watch"), ["Bash(npm run test:*)"])
+    assert.deepStrictEqual(CommandSemantics.suggestRules("git status && git commit -m x && git push"), [
+      "Bash(git commit:*)",
+      "Bash(git push)"
+    ])
+    assert.deepStrictEqual(CommandSemantics.suggestRules("ls -la"), [])
+    assert.deepStrictEqual(CommandSemantics.suggestRules("bash -c 'npm test'"), [])
+    assert.deepStrictEqual(CommandSemantics.suggestRules("a 1; b 1; c 1; d 1; e 1; f 1"), [
+      "Bash(a:*)", "Bash(b:*)", "Bash(c:*)", "Bash(d:*)", "Bash(e:*)"
+    ])
+  })
+
+  it("never throws, whatever the input", async () => {
+    await load
+    fc.assert(fc.property(fc.string({ maxLength: 200 }), (command) => {
+      const analysis = CommandSemantics.analyze(command)
+      return Array.isArray(analysis.commands) && (analysis.readOnly ? analysis.opaque === undefined : true)
+    }), { numRuns: 500 })
+  })
+})
