@@ -32,10 +32,12 @@ export const Permissions = Schema.Struct({
   ask: Schema.optional(RuleList),
   deny: Schema.optional(RuleList),
   defaultMode: Schema.optional(PermissionModeSchema.annotations({
-    message: (issue) =>
-      `expected one of "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"; got ${
+    message: (issue) => ({
+      message: `expected one of "default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"; got ${
         JSON.stringify(issue.actual)
-      }`
+      }`,
+      override: true
+    })
   })),
   additionalDirectories: Schema.optional(Schema.Array(Schema.String).annotations({
     message: () => "expected an array of directory paths"

@@ -41,6 +41,8 @@ export interface ToolUseContext {
   readonly readFileState: ReadFileState
   /** The id of the call being run; set by the runtime for each call. */
   readonly toolUseId: string
+  /** Settings `env`: variables for the processes tools start (Bash merges them over its own environment). */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export interface MakeOptions {
@@ -51,6 +53,7 @@ export interface MakeOptions {
   readonly projectDir?: string
   readonly permissionContext?: PermissionContext
   readonly readFileState?: ReadFileState
+  readonly env?: Readonly<Record<string, string>>
 }
 
 /** `~/.toolwright/projects/<cwd with every separator and dot replaced by ->`, as Claude Code names them. */
@@ -64,7 +67,8 @@ export const make = (options: MakeOptions): ToolUseContext => ({
   projectDir: options.projectDir ?? defaultProjectDir(options.homeDir ?? options.cwd, options.cwd),
   permissionContext: options.permissionContext ?? emptyPermissionContext(),
   readFileState: options.readFileState ?? new ReadFileState(),
-  toolUseId: ""
+  toolUseId: "",
+  ...(options.env !== undefined ? { env: options.env } : {})
 })
 
 /** The context for one call of the session. */
