@@ -11,7 +11,12 @@ import { ToolRegistry } from "./ToolRegistry.js"
 import type { Service as RegistryService } from "./ToolRegistry.js"
 
 /** The tools a coordinator keeps (those of them that exist). */
-export const COORDINATOR_MODE_TOOLS: ReadonlySet<string> = new Set(["Agent", "TaskStop", "SendMessage", "SyntheticOutput"])
+export const COORDINATOR_MODE_TOOLS: ReadonlySet<string> = new Set([
+  "Agent",
+  "TaskStop",
+  "SendMessage",
+  "SyntheticOutput"
+])
 
 /** The flag that restricts the pool to `COORDINATOR_MODE_TOOLS`. */
 export const COORDINATOR_MODE = "coordinatorMode"

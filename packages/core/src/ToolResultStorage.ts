@@ -130,7 +130,9 @@ const safeSegment = (value: string): string => value.replace(/[^A-Za-z0-9_-]/g, 
 
 /** The text saved for a content: a string as it is, structured content as indented JSON. */
 const serialize = (content: ToolResultContent): { text: string; isJson: boolean } =>
-  typeof content === "string" ? { text: content, isJson: false } : { text: JSON.stringify(content, null, 2), isJson: true }
+  typeof content === "string"
+    ? { text: content, isJson: false }
+    : { text: JSON.stringify(content, null, 2), isJson: true }
 
 const checkPersistable = (content: ToolResultContent, toolUseId: string, path: string) =>
   typeof content !== "string" && content.some((block) => block.type !== "text")
@@ -226,7 +228,11 @@ export const makeFileSystem: Effect.Effect<Service, never, FileSystem.FileSystem
   const read: Service["read"] = (filepath) =>
     fs.readFileString(filepath).pipe(
       Effect.mapError((error) =>
-        new ToolResultPersistError({ toolUseId: path.basename(filepath), path: filepath, reason: describePlatformError(error) })
+        new ToolResultPersistError({
+          toolUseId: path.basename(filepath),
+          path: filepath,
+          reason: describePlatformError(error)
+        })
       )
     )
 
@@ -264,8 +270,8 @@ export const makeMemory: Effect.Effect<Service> = Effect.gen(function*() {
 export const unsavedResultText = (text: string, limit: number, error: ToolResultPersistError): string => {
   const keep = Math.max(0, Math.min(limit, text.length))
   const { preview } = generatePreview(text, keep)
-  return `${preview}\n\n[Output too large (${formatFileSize(text.length)}) and it could not be saved to ${error.path}: ` +
-    `${error.reason}. Only the first ${formatFileSize(preview.length)} are shown above. Re-run the command with ` +
+  return `${preview}\n\n[Output too large (${formatFileSize(text.length)}) and it could not be saved to ` +
+    `${error.path}: ${error.reason}. Only the first ${formatFileSize(preview.length)} are shown above. Re-run the command with ` +
     `narrower output (a filter, head/tail, offset/limit) to see the rest.]`
 }
 

@@ -53,7 +53,9 @@ export const parseSetting = (
 ): Either.Either<Pick<Settings, "mode" | "autoPercentage">, ToolSearchSettingError> => {
   const text = value.trim().toLowerCase()
   if (text === "tst" || text === "true" || text === "1" || text === "on") return Either.right({ mode: "tst" })
-  if (text === "standard" || text === "false" || text === "0" || text === "off") return Either.right({ mode: "standard" })
+  if (text === "standard" || text === "false" || text === "0" || text === "off") {
+    return Either.right({ mode: "standard" })
+  }
   if (text === "tst-auto" || text === "auto") return Either.right({ mode: "tst-auto" })
   const auto = /^auto:(\d{1,3})$/.exec(text)
   if (auto !== null) {
@@ -116,7 +118,8 @@ export const planToolPool = (pool: ReadonlyArray<Tool.Any>, settings: Settings):
     ((settings.contextWindow ?? DEFAULT_CONTEXT_WINDOW) * (settings.autoPercentage ?? DEFAULT_AUTO_PERCENTAGE)) / 100
   )
   const searchable = pool.some((tool) => tool.name === TOOL_SEARCH_TOOL_NAME)
-  const defer = searchable && (settings.mode === "tst" || (settings.mode === "tst-auto" && deferrableTokens > thresholdTokens))
+  const defer = searchable &&
+    (settings.mode === "tst" || (settings.mode === "tst-auto" && deferrableTokens > thresholdTokens))
   return {
     mode: settings.mode,
     deferred: new Set(defer ? deferrable.map((tool) => tool.name) : []),
@@ -338,7 +341,11 @@ export const getDeferredToolsDelta = (
   const addedNames = pool.filter((tool) => deferred.has(tool.name) && !announced.has(tool.name)).map((t) => t.name)
   const removedNames = [...announced].filter((name) => !deferred.has(name) && !inPool.has(name))
   if (addedNames.length === 0 && removedNames.length === 0) return Option.none()
-  return Option.some({ _tag: "DeferredToolsAnnouncement", addedNames: addedNames.sort(), removedNames: removedNames.sort() })
+  return Option.some({
+    _tag: "DeferredToolsAnnouncement",
+    addedNames: addedNames.sort(),
+    removedNames: removedNames.sort()
+  })
 }
 
 /** The text the model reads for an announcement. */
@@ -364,7 +371,10 @@ export const announcementText = (announcement: DeferredToolsAnnouncement): strin
 
 /** The ToolSearch tool ran in a runtime that gave it no pool. */
 export class ToolSearchUnavailable
-  extends Schema.TaggedError<ToolSearchUnavailable>("@toolwright/core/ToolSearchUnavailable")("ToolSearchUnavailable", {})
+  extends Schema.TaggedError<ToolSearchUnavailable>("@toolwright/core/ToolSearchUnavailable")(
+    "ToolSearchUnavailable",
+    {}
+  )
 {
   override get message(): string {
     return "ToolSearch is not connected to a tool pool in this runtime, so it cannot search deferred tools. " +

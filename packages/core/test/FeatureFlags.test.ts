@@ -70,7 +70,9 @@ describe("FeatureFlags", () => {
       assert.isTrue(flags.allowsTool(make("WebSearch")))
       const error = yield* Effect.flip(
         FeatureFlags.FeatureFlags.pipe(
-          Effect.provide(FeatureFlags.layerEnv().pipe(Layer.provide(env({ TOOLWRIGHT_FEATURE_COORDINATOR_MODE: "maybe" }))))
+          Effect.provide(
+            FeatureFlags.layerEnv().pipe(Layer.provide(env({ TOOLWRIGHT_FEATURE_COORDINATOR_MODE: "maybe" })))
+          )
         )
       )
       assert.include(String(error), "TOOLWRIGHT_FEATURE_COORDINATOR_MODE")

@@ -31,7 +31,10 @@ const Picture = Tool.make({
   input: Schema.Struct({}),
   call: () => Effect.succeed("x".repeat(100_000)),
   mapToolResult: (caption: string) => [
-    { type: "image" as const, source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" } },
+    {
+      type: "image" as const,
+      source: { type: "base64" as const, media_type: "image/png" as const, data: "iVBORw0KGgo=" }
+    },
     { type: "text" as const, text: caption }
   ]
 })
@@ -131,7 +134,8 @@ describe("ToolResultStorage.layerFileSystem", () => {
   it.live("persists structured content as JSON", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
-        const content = yield* toContent(Blocks, ["alpha ".repeat(10_000), "beta ".repeat(10_000)], contextIn(dir, "toolu_json"))
+        const texts = ["alpha ".repeat(10_000), "beta ".repeat(10_000)]
+        const content = yield* toContent(Blocks, texts, contextIn(dir, "toolu_json"))
         const path = `${dir}/session-1/tool-results/toolu_json.json`
         assert(typeof content === "string")
         assert.isTrue(content.startsWith(`<persisted-output>\nOutput too large (`))

@@ -153,7 +153,10 @@ describe("ToolSearch conversation", () => {
     const boundary = ToolSearch.compactBoundary(before)
     assert.deepStrictEqual(boundary, { _tag: "CompactBoundary", discoveredTools: ["mcp__slack__read_channel"] })
     const after = [boundary, referenceResult("toolu_2", ["NotebookEdit"])]
-    assert.deepStrictEqual([...ToolSearch.extractDiscoveredToolNames(after)], ["mcp__slack__read_channel", "NotebookEdit"])
+    assert.deepStrictEqual([...ToolSearch.extractDiscoveredToolNames(after)], [
+      "mcp__slack__read_channel",
+      "NotebookEdit"
+    ])
     // The history is serializable: it survives a JSON round trip.
     const json = Schema.encodeSync(Schema.parseJson(Schema.Array(ToolSearch.HistoryEntry)))(after)
     const back = Schema.decodeSync(Schema.parseJson(Schema.Array(ToolSearch.HistoryEntry)))(json)
@@ -208,4 +211,15 @@ describe("ToolSearch.DeferredTools", () => {
         ToolSearch.withDeferredTools(ToolRegistry.layerTools(pool), { mode: "tst" }).pipe(Layer.orDie)
       )
     ))
+
+  it.effect("an orchestrator points the service at the exact pool of a request", () =>
+    Effect.gen(function*() {
+      const service = yield* ToolSearch.DeferredTools
+      assert.strictEqual(service.settings.mode, "tst")
+      const requestPool = pool.filter((tool) => !tool.name.startsWith("mcp__slack"))
+      yield* service.setPool(() => requestPool)
+      const snapshot = yield* service.current
+      assert.deepStrictEqual([...snapshot.plan.deferred].sort(), ["NotebookEdit", "mcp__github__create_issue"])
+      assert.deepStrictEqual(ToolSearch.searchTools("slack", snapshot.pool, snapshot.plan.deferred), [])
+    }).pipe(Effect.provide(ToolSearch.layerDeferredTools({ mode: "tst" }))))
 })

@@ -26,9 +26,11 @@ Query modes:
 export const QUERY_DESCRIPTION =
   `Query to find deferred tools. Use "select:<tool_name>" for direct selection, or keywords to search.`
 
-export const MAX_RESULTS_DESCRIPTION = `Maximum number of results to return (default: ${ToolSearch.DEFAULT_MAX_RESULTS})`
+export const MAX_RESULTS_DESCRIPTION =
+  `Maximum number of results to return (default: ${ToolSearch.DEFAULT_MAX_RESULTS})`
 
 export const NO_MATCHES = "No matching deferred tools found"
 
 export const invalidMaxResults = (value: number): string =>
-  `max_results must be a whole number from 1 to 100, got ${value}. Omit it to get up to ${ToolSearch.DEFAULT_MAX_RESULTS} results.`
+  `max_results must be a whole number from 1 to 100, got ${value}. ` +
+  `Omit it to get up to ${ToolSearch.DEFAULT_MAX_RESULTS} results.`

@@ -63,7 +63,8 @@ describe("ToolSearch tool", () => {
       assert.strictEqual(bad.result.is_error, true)
       assert.strictEqual(
         bad.result.content,
-        "<tool_use_error>max_results must be a whole number from 1 to 100, got 0. Omit it to get up to 5 results.</tool_use_error>"
+        "<tool_use_error>max_results must be a whole number from 1 to 100, got 0. " +
+          "Omit it to get up to 5 results.</tool_use_error>"
       )
     }).pipe(Effect.provide(runtimeWith({ mode: "standard" }))))
 
