@@ -51,6 +51,7 @@ export interface EditOutput {
 
 export const NO_CHANGES_MESSAGE = "No changes to make: old_string and new_string are exactly the same."
 export const FILE_EXISTS_MESSAGE = "Cannot create new file - file already exists."
+export const UNCHANGED_MESSAGE = "Original and edited file match exactly. Failed to apply edit."
 export const NOTEBOOK_MESSAGE = "File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file."
 
 /** Past this, the file's text would come close to what a JS string can hold. */
@@ -150,6 +151,8 @@ const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
     const [firstStart, firstEnd] = matches.ranges[0]
     const replacement = adaptReplacement(text, matches.kind, text.slice(firstStart, firstEnd), input.new_string)
     const updated = applyReplacement(text, matches.ranges, replacement)
+    // Possible after normalising: new_string differing from old_string only in quotes the file already has.
+    if (updated.text === text) return yield* fail(UNCHANGED_MESSAGE)
     yield* writeText(context, target, updated.text, encoding, bom)
     return {
       filePath: target.resolved,

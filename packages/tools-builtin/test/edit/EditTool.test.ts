@@ -229,6 +229,14 @@ describe("Edit", () => {
       assert.strictEqual(fs.readFileSync(file, "utf8"), "const s = \"bye\"\n")
     }))
 
+  it.scopedLive("an edit that would leave the file as it is fails instead of reporting success", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { context, file } = yield* readFile(dir, "q.md", "say \u201chi\u201d\n")
+      const result = yield* edit(context, { file_path: file, old_string: "say \"hi\"", new_string: "say \u201chi\u201d" })
+      assert.strictEqual(result.text, toolUseError("Original and edited file match exactly. Failed to apply edit."))
+    }))
+
   it.scopedLive("nothing fuzzier: whitespace or indentation differences are not matched", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
