@@ -1,0 +1,276 @@
+/**
+ * `toolwright exec`: drives the runtime from another program over JSON lines. In on stdin: `tool_use`
+ * blocks, assistant messages (their tool_use blocks form one batch), `permission_response` and `abort`.
+ * Out on stdout, one JSON object per line and nothing else: `ready` (first, with the session id),
+ * `progress`, `permission_request`, `tool_result` (with `duration_ms`) and `error` (a bad input line, by
+ * number). Logs go to stderr. EOF finishes what runs, then exits 0; SIGINT/SIGTERM interrupt like an
+ * abort, flush every result, then exit.
+ */
+import { Command, Options } from "@effect/cli"
+import { NodeStream } from "@effect/platform-node"
+import { Message, PermissionPrompter, StreamingToolExecutor, ToolOrchestration } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
+import { Effect, Fiber, Layer, Option, Stream } from "effect"
+import { UsageError } from "../CliError.js"
+import * as CliOptions from "../CliOptions.js"
+import { makeSession, runtimeLayerWith } from "../CliRuntime.js"
+import * as JsonLinesPrompter from "../JsonLinesPrompter.js"
+
+/** Where exec reads its lines and writes its output; the command wires stdin/stdout, tests their own. */
+export interface Io {
+  readonly lines: Stream.Stream<string>
+  /** Writes one line of output (the JSON text, without the newline). */
+  readonly write: (line: string) => Effect.Effect<void>
+}
+
+/** JSON text for a line of output; values JSON cannot hold (a BigInt in progress data) become strings. */
+export const encodeLine = (value: Record<string, unknown>): string => {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return JSON.stringify(value, (_key, inner: unknown) => (typeof inner === "bigint" ? inner.toString() : inner))
+  }
+}
+
+/** The output line for a runtime event. */
+export const eventLine = (event: Message.RuntimeEvent): Record<string, unknown> => {
+  switch (event._tag) {
+    case "Progress":
+      return {
+        type: "progress",
+        tool_use_id: event.toolUseId,
+        tool_name: event.toolName,
+        data: event.data,
+        elapsed_ms: event.elapsedMs
+      }
+    case "PermissionRequest":
+      return {
+        type: "permission_request",
+        tool_use_id: event.toolUseId,
+        tool_name: event.toolName,
+        input: event.input,
+        message: event.message,
+        suggestions: event.suggestions
+      }
+    case "ToolResult":
+      return {
+        type: "tool_result",
+        tool_use_id: event.result.tool_use_id,
+        content: event.result.content,
+        is_error: event.result.is_error === true,
+        duration_ms: event.durationMs
+      }
+  }
+}
+
+const EXPECTED =
+  "expected a tool_use block, an assistant message ({\"role\":\"assistant\",\"content\":[...]}), a permission_response or {\"type\":\"abort\"}"
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** What one input line asks for, or why it cannot be used. */
+type Parsed =
+  | { readonly _tag: "Calls"; readonly toolUses: ReadonlyArray<Message.ToolUseBlock>; readonly problems: ReadonlyArray<string> }
+  | { readonly _tag: "Answer"; readonly response: JsonLinesPrompter.PermissionResponse }
+  | { readonly _tag: "Abort" }
+  | { readonly _tag: "Invalid"; readonly problem: string }
+  | { readonly _tag: "Blank" }
+
+/** A tool_use block as sent, or what is wrong with it (`where` names it in the message). */
+const toolUseOf = (block: Record<string, unknown>, where: string): Message.ToolUseBlock | string => {
+  if (typeof block.id !== "string" || block.id === "") {
+    return `${where} has no string \`id\` (every call needs one, to match its result)`
+  }
+  if (typeof block.name !== "string" || block.name === "") return `${where} (id ${block.id}) has no string \`name\``
+  return { type: "tool_use", id: block.id, name: block.name, input: "input" in block ? block.input : {} }
+}
+
+export const parseLine = (text: string): Parsed => {
+  if (text.trim() === "") return { _tag: "Blank" }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return {
+      _tag: "Invalid",
+      problem: `it is not valid JSON (${error instanceof Error ? error.message : String(error)}); send one JSON object per line`
+    }
+  }
+  if (!isRecord(value)) return { _tag: "Invalid", problem: `it is not a JSON object; ${EXPECTED}` }
+  if (value.role === "assistant") {
+    if (!Array.isArray(value.content)) {
+      return { _tag: "Invalid", problem: "the assistant message has no `content` array of blocks" }
+    }
+    const toolUses: Array<Message.ToolUseBlock> = []
+    const problems: Array<string> = []
+    value.content.forEach((block: unknown, index) => {
+      if (!isRecord(block) || block.type !== "tool_use") return
+      const parsed = toolUseOf(block, `the tool_use in content[${index}]`)
+      if (typeof parsed === "string") problems.push(`${parsed}; it was skipped`)
+      else toolUses.push(parsed)
+    })
+    return { _tag: "Calls", toolUses, problems }
+  }
+  switch (value.type) {
+    case "tool_use": {
+      const parsed = toolUseOf(value, "the tool_use")
+      return typeof parsed === "string"
+        ? { _tag: "Invalid", problem: parsed }
+        : { _tag: "Calls", toolUses: [parsed], problems: [] }
+    }
+    case "permission_response": {
+      if (typeof value.tool_use_id !== "string" || value.tool_use_id === "") {
+        return { _tag: "Invalid", problem: "the permission_response has no string `tool_use_id`" }
+      }
+      if (value.behavior !== "allow" && value.behavior !== "deny") {
+        return {
+          _tag: "Invalid",
+          problem: `the permission_response's \`behavior\` must be "allow" or "deny", not ${JSON.stringify(value.behavior)}`
+        }
+      }
+      if (value.rule !== undefined && typeof value.rule !== "string") {
+        return { _tag: "Invalid", problem: "the permission_response's `rule` must be a string such as \"Bash(npm test:*)\"" }
+      }
+      if (value.message !== undefined && typeof value.message !== "string") {
+        return { _tag: "Invalid", problem: "the permission_response's `message` must be a string" }
+      }
+      return {
+        _tag: "Answer",
+        response: {
+          toolUseId: value.tool_use_id,
+          behavior: value.behavior,
+          ...(typeof value.rule === "string" ? { rule: value.rule } : {}),
+          ...(typeof value.message === "string" ? { message: value.message } : {}),
+          ...(value.updated_input !== undefined ? { updatedInput: value.updated_input } : {})
+        }
+      }
+    }
+    case "abort":
+      return { _tag: "Abort" }
+    case undefined:
+      return { _tag: "Invalid", problem: `it has no \`type\`; ${EXPECTED}` }
+    default:
+      return { _tag: "Invalid", problem: `its type ${JSON.stringify(value.type)} is unknown; ${EXPECTED}` }
+  }
+}
+
+/**
+ * The exec loop over a session: reads lines until EOF, then lets every call finish and every result out.
+ * Interrupted (SIGINT/SIGTERM), it aborts as the user would and still flushes every result.
+ */
+export const run = (
+  context: ToolUseContext.ToolUseContext,
+  io: Io
+): Effect.Effect<void, never, ToolOrchestration.ToolOrchestration | JsonLinesPrompter.JsonLinesPrompter> =>
+  Effect.scoped(Effect.gen(function*() {
+    const prompter = yield* JsonLinesPrompter.JsonLinesPrompter
+    // One executor for the session: an abort or a cascade reaches the calls added so far, not later ones.
+    const executor = yield* StreamingToolExecutor.make(context, { latchCancellation: false })
+    const seen = new Set<string>()
+    const error = (line: number, problem: string) =>
+      io.write(encodeLine({ type: "error", line, message: `Line ${line}: ${problem}.` }))
+
+    yield* io.write(encodeLine({
+      type: "ready",
+      session_id: context.sessionId,
+      cwd: context.cwd,
+      permission_mode: context.permissionContext.mode
+    }))
+    const writer = yield* executor.events.pipe(
+      Stream.runForEach((event) => io.write(encodeLine(eventLine(event)))),
+      // In the scope, not under this fiber: an interrupted loop must still flush every result through it.
+      Effect.forkScoped
+    )
+
+    const handle = (line: number, text: string): Effect.Effect<void> => {
+      const parsed = parseLine(text)
+      switch (parsed._tag) {
+        case "Blank":
+          return Effect.void
+        case "Invalid":
+          return error(line, parsed.problem)
+        case "Abort":
+          return Effect.zipRight(prompter.denyPending("the session was aborted"), executor.abort)
+        case "Answer":
+          return Effect.flatMap(prompter.answer(parsed.response), (answered) =>
+            answered
+              ? Effect.void
+              : error(
+                line,
+                `no permission_request is waiting for tool_use_id ${JSON.stringify(parsed.response.toolUseId)}`
+              ))
+        case "Calls":
+          return Effect.gen(function*() {
+            for (const problem of parsed.problems) yield* error(line, problem)
+            const fresh: Array<Message.ToolUseBlock> = []
+            for (const toolUse of parsed.toolUses) {
+              if (seen.has(toolUse.id)) {
+                yield* error(line, `tool_use id ${JSON.stringify(toolUse.id)} was already used in this session; give every call its own id`)
+              } else {
+                seen.add(toolUse.id)
+                fresh.push(toolUse)
+              }
+            }
+            yield* executor.addTools(fresh)
+          })
+      }
+    }
+
+    let lineNumber = 0
+    yield* io.lines.pipe(
+      Stream.runForEach((text) => handle(++lineNumber, text)),
+      Effect.onInterrupt(() =>
+        Effect.gen(function*() {
+          yield* prompter.close("the session was interrupted")
+          yield* executor.abort
+          yield* executor.end
+          yield* Fiber.join(writer)
+        })
+      )
+    )
+    // EOF: nobody is left to answer permission requests, so they are denied; what runs finishes.
+    yield* prompter.close("stdin was closed")
+    yield* executor.end
+    yield* Fiber.join(writer)
+  }))
+
+const sessionId = Options.text("session-id").pipe(
+  Options.withDescription("The session's id (default: a new one), printed in the first line {\"type\":\"ready\",...}"),
+  Options.optional
+)
+
+const stdio: Io = {
+  lines: NodeStream.stdin.pipe(Stream.decodeText(), Stream.splitLines),
+  write: (line) => Effect.sync(() => void process.stdout.write(`${line}\n`))
+}
+
+export const command = Command.make(
+  "exec",
+  {
+    cwd: CliOptions.cwd,
+    settings: CliOptions.settings,
+    permissionMode: CliOptions.permissionMode,
+    sessionId
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const session = yield* makeSession(options, Option.getOrUndefined(options.sessionId))
+      const { prompter, service } = yield* JsonLinesPrompter.make
+      const layer = ToolOrchestration.layer.pipe(
+        Layer.provide(runtimeLayerWith(Layer.succeed(PermissionPrompter.PermissionPrompter, prompter))),
+        Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
+      )
+      yield* run(session.context, stdio).pipe(
+        Effect.provide(layer),
+        Effect.catchTags({
+          OrchestrationConfigError: (e) => new UsageError({ message: e.message }),
+          ToolTimeoutConfigError: (e) => new UsageError({ message: e.message })
+        })
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "Run tool calls from JSON lines on stdin (tool_use blocks, assistant messages, permission_response, abort) and print events as JSON lines"
+  )
+)

@@ -1,0 +1,250 @@
+/**
+ * `toolwright exec` in-process: the loop's Effect with lines fed from a mailbox and output collected,
+ * over fake tools whose calls wait on latches the test opens.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import {
+  Permission,
+  PermissionPrompter,
+  Tool,
+  ToolOrchestration,
+  ToolRegistry,
+  ToolRuntime,
+  ToolUseContext
+} from "@toolwright/core"
+import { Deferred, Effect, Fiber, Layer, Mailbox, Schema } from "effect"
+import * as ExecCommand from "../src/commands/ExecCommand.js"
+import * as JsonLinesPrompter from "../src/JsonLinesPrompter.js"
+
+type Line = Record<string, unknown>
+
+const makeHarness = (mode: Permission.PermissionMode = "default") =>
+  Effect.gen(function*() {
+    const latches = new Map<string, Deferred.Deferred<void>>()
+    const latch = (key: string) =>
+      Effect.gen(function*() {
+        const existing = latches.get(key)
+        if (existing) return existing
+        const created = yield* Deferred.make<void>()
+        latches.set(key, created)
+        return created
+      })
+    const Input = Schema.Struct({ key: Schema.String })
+    const waitFor = ({ key }: { key: string }) =>
+      Effect.flatMap(latch(key), Deferred.await).pipe(Effect.as(`${key} done`))
+    const tools = [
+      Tool.make({ name: "Look", description: "reads", input: Input, isReadOnly: () => true, isConcurrencySafe: () => true, call: waitFor }),
+      Tool.make({ name: "Change", description: "writes", input: Input, call: waitFor })
+    ]
+    const { prompter, service } = yield* JsonLinesPrompter.make
+    const layer = ToolOrchestration.layerWith({}).pipe(
+      Layer.provideMerge(ToolRuntime.layer),
+      Layer.provide(Layer.merge(ToolRuntime.defaultStages, Layer.succeed(PermissionPrompter.PermissionPrompter, prompter))),
+      Layer.provide(ToolRegistry.layerTools(tools)),
+      Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
+    )
+    const input = yield* Mailbox.make<string>()
+    const output: Array<Line> = []
+    const context = ToolUseContext.make({
+      cwd: "/tmp",
+      sessionId: "session-1",
+      permissionContext: Permission.emptyPermissionContext(mode)
+    })
+    const fiber = yield* ExecCommand.run(context, {
+      lines: Mailbox.toStream(input),
+      write: (line) => Effect.sync(() => void output.push(JSON.parse(line) as Line))
+    }).pipe(Effect.provide(layer), Effect.fork)
+
+    const send = (...lines: Array<unknown>) =>
+      Effect.sync(() => lines.forEach((line) => input.unsafeOffer(typeof line === "string" ? line : JSON.stringify(line))))
+    /** Waits (live) until an output line satisfies `predicate`, and returns it. */
+    const until = (predicate: (line: Line) => boolean) =>
+      Effect.gen(function*() {
+        for (let i = 0; i < 500; i++) {
+          const found = output.find(predicate)
+          if (found) return found
+          yield* Effect.sleep("2 millis")
+        }
+        return assert.fail(`no such output line; got ${JSON.stringify(output)}`)
+      })
+    const open = (key: string) => Effect.flatMap(latch(key), (d) => Deferred.succeed(d, undefined))
+    return { input, output, fiber, send, until, open }
+  })
+
+const toolUse = (id: string, name: string, key: string) => ({ type: "tool_use", id, name, input: { key } })
+const results = (output: ReadonlyArray<Line>) => output.filter((line) => line.type === "tool_result")
+
+describe("toolwright exec (in-process)", () => {
+  it.live("ready first, bad lines answered by number, results with durations, EOF ends the run", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness()
+      yield* h.send(
+        toolUse("a", "Look", "a"),
+        "",
+        "{not json",
+        { type: "nope" },
+        { type: "tool_use", name: "Look", input: {} },
+        { hello: 1 },
+        toolUse("a", "Look", "again"),
+        [1, 2]
+      )
+      yield* h.open("a")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(h.output[0], { type: "ready", session_id: "session-1", cwd: "/tmp", permission_mode: "default" })
+      const errors = h.output.filter((line) => line.type === "error")
+      assert.deepStrictEqual(errors.map((e) => e.line), [3, 4, 5, 6, 7, 8])
+      assert.match(String(errors[0].message), /^Line 3: it is not valid JSON \(.+\); send one JSON object per line\.$/)
+      assert.strictEqual(
+        errors[1].message,
+        "Line 4: its type \"nope\" is unknown; expected a tool_use block, an assistant message ({\"role\":\"assistant\",\"content\":[...]}), a permission_response or {\"type\":\"abort\"}."
+      )
+      assert.strictEqual(
+        errors[2].message,
+        "Line 5: the tool_use has no string `id` (every call needs one, to match its result)."
+      )
+      assert.strictEqual(
+        errors[4].message,
+        "Line 7: tool_use id \"a\" was already used in this session; give every call its own id."
+      )
+      const [result] = results(h.output)
+      assert.deepStrictEqual({ ...result, duration_ms: typeof result.duration_ms }, {
+        type: "tool_result",
+        tool_use_id: "a",
+        content: "a done",
+        is_error: false,
+        duration_ms: "number"
+      })
+    }))
+
+  it.live("an assistant message is one batch: results in call order whatever order the calls finish in", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness("bypassPermissions")
+      yield* h.send({
+        role: "assistant",
+        content: [
+          { type: "text", text: "Reading two files, then writing." },
+          toolUse("r1", "Look", "r1"),
+          toolUse("r2", "Look", "r2"),
+          toolUse("w", "Change", "w"),
+          { type: "tool_use", name: "Look" }
+        ]
+      })
+      yield* h.open("r2")
+      yield* h.open("w")
+      yield* Effect.sleep("20 millis")
+      assert.deepStrictEqual(results(h.output), [])
+      yield* h.open("r1")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => r.tool_use_id), ["r1", "r2", "w"])
+      const [error] = h.output.filter((line) => line.type === "error")
+      assert.strictEqual(
+        error.message,
+        "Line 1: the tool_use in content[4] has no string `id` (every call needs one, to match its result); it was skipped."
+      )
+    }))
+
+  it.live("permission_request out, permission_response in: allow runs the call, deny passes the user's words on", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness()
+      yield* h.send(toolUse("w1", "Change", "w1"))
+      const request = yield* h.until((line) => line.type === "permission_request")
+      // The wording of `message` is the permission policy's.
+      assert.deepStrictEqual({ ...request, message: typeof request.message }, {
+        type: "permission_request",
+        tool_use_id: "w1",
+        tool_name: "Change",
+        input: { key: "w1" },
+        message: "string",
+        suggestions: ["Change"]
+      })
+      yield* h.open("w1")
+      yield* h.send({ type: "permission_response", tool_use_id: "w1", behavior: "allow" })
+      yield* h.until((line) => line.type === "tool_result" && line.tool_use_id === "w1")
+
+      yield* h.send(toolUse("w2", "Change", "w2"))
+      yield* h.until((line) => line.type === "permission_request" && line.tool_use_id === "w2")
+      yield* h.send(
+        { type: "permission_response", tool_use_id: "w2", behavior: "deny", message: "use the staging copy" },
+        { type: "permission_response", tool_use_id: "zzz", behavior: "allow" },
+        { type: "permission_response", tool_use_id: "w2", behavior: "maybe" }
+      )
+      yield* h.until((line) => line.type === "tool_result" && line.tool_use_id === "w2")
+
+      // "Allow always": the rule goes to the policy, and the next call of the tool does not ask.
+      yield* h.send(toolUse("w3", "Change", "w3"))
+      yield* h.until((line) => line.type === "permission_request" && line.tool_use_id === "w3")
+      yield* h.open("w3")
+      yield* h.open("w4")
+      yield* h.send({ type: "permission_response", tool_use_id: "w3", behavior: "allow", rule: "Change" })
+      yield* h.until((line) => line.type === "tool_result" && line.tool_use_id === "w3")
+      yield* h.send(toolUse("w4", "Change", "w4"))
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.content, r.is_error]), [
+        ["w1", "w1 done", false],
+        ["w2", JsonLinesPrompter.REJECT_MESSAGE_WITH_REASON_PREFIX + "use the staging copy", true],
+        ["w3", "w3 done", false],
+        ["w4", "w4 done", false]
+      ])
+      assert.deepStrictEqual(
+        h.output.filter((line) => line.type === "permission_request").map((line) => line.tool_use_id),
+        ["w1", "w2", "w3"]
+      )
+      assert.deepStrictEqual(h.output.filter((line) => line.type === "error").map((e) => e.message), [
+        "Line 5: no permission_request is waiting for tool_use_id \"zzz\".",
+        "Line 6: the permission_response's `behavior` must be \"allow\" or \"deny\", not \"maybe\"."
+      ])
+    }))
+
+  it.live("EOF with a permission request unanswered denies it: exec never hangs", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness()
+      yield* h.send(toolUse("w", "Change", "w"))
+      yield* h.until((line) => line.type === "permission_request")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.content, r.is_error]), [[
+        "Permission to use Change was not granted: stdin was closed before a permission_response for w arrived, so it was denied.",
+        true
+      ]])
+    }))
+
+  it.live("abort interrupts what runs and denies waiting asks; later calls run normally", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness()
+      yield* h.send(toolUse("ask", "Change", "ask"))
+      yield* h.until((line) => line.type === "permission_request")
+      yield* h.send({ type: "abort" })
+      yield* h.until((line) => line.tool_use_id === "ask" && line.type === "tool_result")
+      yield* h.send(toolUse("long", "Look", "long"))
+      yield* Effect.sleep("10 millis")
+      yield* h.send({ type: "abort" }, toolUse("later", "Look", "later"))
+      yield* h.open("later")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.content]), [
+        // A `cancel` call waiting for its answer is interrupted like a running one (a `block` one is denied).
+        [
+          "ask",
+          "<tool_use_error>Interrupted by user: Change was stopped before it finished, so its work may be incomplete. Wait for the user to tell you how to proceed.</tool_use_error>"
+        ],
+        [
+          "long",
+          "<tool_use_error>Interrupted by user: Look was stopped before it finished, so its work may be incomplete. Wait for the user to tell you how to proceed.</tool_use_error>"
+        ],
+        ["later", "later done"]
+      ])
+    }))
+
+  it.live("interrupting the loop (SIGINT) still flushes one result per call", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness("bypassPermissions")
+      yield* h.send(toolUse("x", "Look", "x"), toolUse("y", "Change", "y"))
+      yield* h.until((line) => line.type === "ready")
+      yield* Effect.sleep("10 millis")
+      yield* Fiber.interrupt(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.is_error]), [["x", true], ["y", true]])
+    }))
+})
