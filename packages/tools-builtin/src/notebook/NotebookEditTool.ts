@@ -26,7 +26,8 @@ import { DESCRIPTION, PROMPT } from "./prompt.js"
 
 export const NotebookEditInput = Schema.Struct({
   notebook_path: Schema.String.annotations({
-    description: "The absolute path to the Jupyter notebook file to edit (must be absolute, not relative)"
+    description:
+      "The absolute path to the Jupyter notebook file to edit (a relative path resolves against the working directory)"
   }),
   cell_id: Schema.optional(Schema.String).annotations({
     description:

@@ -19,8 +19,7 @@ import { DESCRIPTION, PROMPT } from "./prompt.js"
 
 export const WriteInput = Schema.Struct({
   file_path: Schema.String.annotations({
-    description:
-      "The absolute path to the file to write (must be absolute, not relative; a relative path resolves against the working directory)"
+    description: "The absolute path to the file to write (a relative path resolves against the working directory)"
   }),
   content: Schema.String.annotations({ description: "The content to write to the file" })
 })

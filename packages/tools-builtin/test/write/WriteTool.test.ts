@@ -49,6 +49,9 @@ describe("Write", () => {
       const second = yield* call("Write", { file_path: file, content: "newer\n" }, context)
       assert.strictEqual(second.text, `The file ${file} has been updated.`)
       assert.strictEqual(fs.readFileSync(file, "utf8"), "newer\n")
+      const edited = yield* call("Edit", { file_path: file, old_string: "newer", new_string: "newest" }, context)
+      assert.strictEqual(edited.result.is_error, undefined, edited.text)
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "newest\n")
     }))
 
   it.scopedLive("refuses when the file changed on disk since it was read, saying to read it again", () =>
