@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { FileSystem } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, FastCheck, Layer, Schema } from "effect"
 import { execFileSync } from "node:child_process"
 import type { Message } from "../src/index.js"
 import { Tool, ToolRegistry, ToolResultStorage, ToolResultStore, ToolRuntime, ToolUseContext } from "../src/index.js"
@@ -149,6 +149,21 @@ describe("ToolResultStorage.layerFileSystem", () => {
       })
     ).pipe(Effect.provide(fileSystemStore())))
 
+  it.live("writes UTF-8 exactly, also when a chunk boundary falls inside a surrogate pair", () =>
+    withTempDir((dir) =>
+      Effect.gen(function*() {
+        // The first write slice is 65,536 UTF-16 units: put the high half of an emoji as its last unit.
+        const output = `${"a".repeat(65_535)}😀 é ${"b".repeat(70_000)}😀`
+        const content = yield* toContent(Bash, output, contextIn(dir, "toolu_utf8"))
+        assert.include(content, "Output too large (132.4KB)")
+        const path = `${dir}/session-1/tool-results/toolu_utf8.txt`
+        const storage = yield* ToolResultStorage.ToolResultStorage
+        assert.strictEqual(yield* storage.read(path), output)
+        const fs = yield* FileSystem.FileSystem
+        assert.strictEqual((yield* fs.stat(path)).size, BigInt(new TextEncoder().encode(output).length))
+      })
+    ).pipe(Effect.provide(fileSystemStore())))
+
   it.live("keeps a hostile tool_use id inside the results directory", () =>
     withTempDir((dir) =>
       Effect.gen(function*() {
@@ -288,4 +303,37 @@ describe("ToolResultStorage budget", () => {
       const bad = yield* Effect.flip(ToolResultStorage.decodeContentReplacementState(`{"seenIds":[1]}`))
       assert.include(bad.message, "seenIds")
     }).pipe(Effect.provide(memory)))
+
+  it.effect.prop(
+    "fits every message, persists the largest first, and decides the same after a reload",
+    [FastCheck.array(FastCheck.array(FastCheck.integer({ min: 1, max: 160_000 }), { minLength: 1, maxLength: 5 }), {
+      minLength: 1,
+      maxLength: 4
+    })],
+    ([sizes]) =>
+      Effect.gen(function*() {
+        const messages = sizes.map((message, m) => message.map((size, r) => result(`m${m}r${r}`, size)))
+        let state = ToolResultStorage.emptyContentReplacementState()
+        const sent: Array<ReadonlyArray<Message.ToolResultBlockParam>> = []
+        for (const message of messages) {
+          const outcome = yield* budget(message, state)
+          state = outcome.state
+          sent.push(outcome.results)
+          const replaced = new Set(outcome.newlyReplaced.map((r) => r.toolUseId))
+          const inline = message.filter((r) => !replaced.has(r.tool_use_id)).map((r) => String(r.content).length)
+          const persisted = message.filter((r) => replaced.has(r.tool_use_id)).map((r) => String(r.content).length)
+          assert.isAtMost(inline.reduce((a, b) => a + b, 0), ToolResultStorage.MAX_TOOL_RESULTS_PER_MESSAGE_CHARS)
+          if (persisted.length > 0) assert.isAtLeast(Math.min(...persisted), Math.max(0, ...inline))
+        }
+        const reloaded = yield* ToolResultStorage.decodeContentReplacementState(
+          yield* ToolResultStorage.encodeContentReplacementState(state)
+        )
+        for (const [i, message] of messages.entries()) {
+          const again = yield* budget(message, reloaded)
+          assert.deepStrictEqual(again.results, sent[i])
+          assert.deepStrictEqual(again.newlyReplaced, [])
+        }
+      }).pipe(Effect.provide(memory)),
+    { fastCheck: { numRuns: 40 } }
+  )
 })
