@@ -629,11 +629,11 @@ export const layer = (options: Options): Layer.Layer<McpClientManager> =>
   Layer.scoped(McpClientManager, make(options))
 
 /**
- * A manager over the `.mcp.json` of `cwd` plus servers from settings (which win on a name clash). A file
- * that cannot be read shows up as a failed entry naming the file, so nothing is silently ignored.
+ * A manager over the `.mcp.json` of `cwd` plus the `mcpServers` of settings files (later files win on a
+ * name clash). A file that cannot be read shows up as a failed entry naming it: nothing is silently ignored.
  */
 export const layerProject = (
-  options: Omit<Options, "servers"> & { readonly settingsServers?: unknown; readonly settingsSource?: string }
+  options: Omit<Options, "servers"> & { readonly settingsFiles?: ReadonlyArray<string> }
 ): Layer.Layer<McpClientManager> =>
   Layer.scoped(
     McpClientManager,
@@ -654,8 +654,8 @@ export const layerProject = (
           })
         )
       )
-      const settings = McpConfig.parseServers(options.settingsServers, options.settingsSource ?? "settings", env)
-      return yield* make({ ...options, servers: McpConfig.mergeServers([project, settings]) })
+      const settings = yield* McpConfig.loadSettingsServers(options.settingsFiles ?? [], env)
+      return yield* make({ ...options, servers: McpConfig.mergeServers([project, ...settings]) })
     })
   )
 

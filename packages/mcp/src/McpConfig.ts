@@ -262,6 +262,28 @@ export const loadProjectServers = (
   })
 
 /**
+ * The `mcpServers` of settings files, in the order given (missing files are skipped). A file that is
+ * not JSON is reported as a failed entry naming it rather than dropped.
+ */
+export const loadSettingsServers = (
+  files: ReadonlyArray<string>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): Effect.Effect<ReadonlyArray<ParsedServers>> =>
+  Effect.forEach(files, (file) =>
+    Effect.suspend(() => {
+      if (!fs.existsSync(file)) return Effect.succeed<ParsedServers>({ servers: [], errors: [] })
+      return readJsonFile(file).pipe(
+        Effect.map((json): ParsedServers => (isRecord(json) ? parseServers(json.mcpServers, file, env) : { servers: [], errors: [] })),
+        Effect.catchAll((error) =>
+          Effect.succeed<ParsedServers>({
+            servers: [],
+            errors: [new McpConfigError({ server: `(${path.basename(file)})`, field: "(file)", source: file, message: error.message })]
+          })
+        )
+      )
+    }))
+
+/**
  * Merges sources, earlier first: a server named again in a later source replaces the earlier entry
  * (project `.mcp.json`, then settings, as Claude Code's scopes override).
  */

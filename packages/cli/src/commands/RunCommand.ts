@@ -9,7 +9,7 @@ import { ToolRuntime } from "@toolwright/core"
 import { Console, Effect, Option, Stream } from "effect"
 import * as CliOptions from "../CliOptions.js"
 import { ErrorOutcome, UsageError } from "../CliError.js"
-import { makeSession, runtimeLayer } from "../CliRuntime.js"
+import { makeSession, runtimeLayerFor } from "../CliRuntime.js"
 import { contentToText, progressLine } from "../Render.js"
 
 const input = Options.text("input").pipe(
@@ -95,5 +95,5 @@ export const command = Command.make(
         })
       )
       if (isError) return yield* new ErrorOutcome({ code: 1 })
-    }).pipe(Effect.provide(runtimeLayer))
+    }).pipe(Effect.provide(runtimeLayerFor(options)))
 ).pipe(Command.withDescription("Run one tool call through the full pipeline and print its result"))

@@ -7,7 +7,7 @@ import { Tool, ToolRegistry } from "@toolwright/core"
 import { Console, Effect, Option } from "effect"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
-import { registryLayer } from "../CliRuntime.js"
+import { registryLayerFor } from "../CliRuntime.js"
 
 const describeTool = (registry: ToolRegistry.Service, tool: Tool.Any) => ({
   name: tool.name,
@@ -27,7 +27,7 @@ const safely = (check: () => boolean): boolean => {
   }
 }
 
-export const list = Command.make("list", { json: CliOptions.json, cwd: CliOptions.cwd }, ({ json }) =>
+export const list = Command.make("list", { json: CliOptions.json, cwd: CliOptions.cwd }, ({ cwd, json }) =>
   Effect.gen(function*() {
     const registry = yield* ToolRegistry.ToolRegistry
     const rows = registry.tools.map((tool) => {
@@ -52,12 +52,12 @@ export const list = Command.make("list", { json: CliOptions.json, cwd: CliOption
         }  ${row.source.padEnd(7)}  ${row.aliases.join(", ")}`
       )
     }
-  }).pipe(Effect.provide(registryLayer))).pipe(Command.withDescription("List the tools, their traits and sources"))
+  }).pipe(Effect.provide(registryLayerFor({ cwd })))).pipe(Command.withDescription("List the tools, their traits and sources"))
 
 export const schema = Command.make(
   "schema",
   { name: Args.text({ name: "NAME" }), cwd: CliOptions.cwd },
-  ({ name }) =>
+  ({ cwd, name }) =>
     Effect.gen(function*() {
       const registry = yield* ToolRegistry.ToolRegistry
       const tool = registry.find(name)
@@ -67,7 +67,7 @@ export const schema = Command.make(
         })
       }
       yield* Console.log(JSON.stringify(Tool.inputJsonSchema(tool.value), null, 2))
-    }).pipe(Effect.provide(registryLayer))
+    }).pipe(Effect.provide(registryLayerFor({ cwd })))
 ).pipe(Command.withDescription("Print the JSON Schema of a tool's input, as sent to a model"))
 
 export const command = Command.make("tools").pipe(

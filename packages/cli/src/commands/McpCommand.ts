@@ -1,0 +1,244 @@
+/**
+ * `toolwright mcp …`: the MCP servers a project uses (`list`, `get`, `add`, `remove`, editing its
+ * `.mcp.json` in Claude Code's format) and `serve`, which offers toolwright's own tools to MCP clients.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { ToolRuntime } from "@toolwright/core"
+import { McpClientManager, McpConfig, McpServer } from "@toolwright/mcp"
+import { Console, Effect, HashMap, Layer, Logger, Option } from "effect"
+import * as path from "node:path"
+import * as CliOptions from "../CliOptions.js"
+import { UsageError } from "../CliError.js"
+import { makeSession, mcpLayer, registryLayer } from "../CliRuntime.js"
+
+const projectDir = (cwd: Option.Option<string>) => path.resolve(Option.getOrElse(cwd, () => process.cwd()))
+
+const describeConfig = (config: McpConfig.ServerConfig | undefined): string => {
+  if (config === undefined) return ""
+  if (config.type === "stdio") return [config.command, ...config.args].join(" ")
+  return config.url
+}
+
+export const list = Command.make(
+  "list",
+  { json: CliOptions.json, cwd: CliOptions.cwd, settings: CliOptions.settings },
+  ({ cwd, json, settings }) =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const servers = manager.servers()
+      if (json) {
+        yield* Console.log(JSON.stringify(
+          servers.map((server) => ({
+            name: server.name,
+            type: server.type,
+            state: server.state,
+            tools: server.toolCount,
+            error: server.error,
+            source: server.source,
+            target: describeConfig(server.config)
+          })),
+          null,
+          2
+        ))
+        return
+      }
+      if (servers.length === 0) {
+        yield* Console.log(
+          `No MCP servers configured for ${projectDir(cwd)}. Add one with: toolwright mcp add NAME -- COMMAND ARGS...`
+        )
+        return
+      }
+      const width = Math.max(4, ...servers.map((server) => server.name.length))
+      yield* Console.log(`${"NAME".padEnd(width)}  TYPE   STATE       TOOLS  TARGET`)
+      for (const server of servers) {
+        yield* Console.log(
+          `${server.name.padEnd(width)}  ${(server.type ?? "-").padEnd(5)}  ${server.state.padEnd(10)}  ${
+            String(server.toolCount).padStart(5)
+          }  ${describeConfig(server.config)}`
+        )
+        if (server.error !== undefined) yield* Console.log(`${" ".repeat(width)}  ↳ ${server.error.replace(/\n/g, "\n    ")}`)
+      }
+    }).pipe(Effect.provide(mcpLayer({ cwd, settings }, false)))
+).pipe(Command.withDescription("List the configured MCP servers with their state and tool counts"))
+
+export const get = Command.make(
+  "get",
+  { name: Args.text({ name: "NAME" }), json: CliOptions.json, cwd: CliOptions.cwd, settings: CliOptions.settings },
+  ({ cwd, json, name, settings }) =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const server = manager.servers().find((entry) => entry.name === name)
+      if (server === undefined) {
+        return yield* new UsageError({
+          message: `No MCP server named "${name}" is configured. Run \`toolwright mcp list\` to see them.`
+        })
+      }
+      const tools = manager.tools().filter((tool) => tool.mcpInfo?.serverName === name)
+      if (json) {
+        yield* Console.log(JSON.stringify({ ...server, tools: tools.map((tool) => tool.name) }, null, 2))
+        return
+      }
+      const lines = [
+        `${server.name}:`,
+        `  Source: ${server.source}`,
+        `  Type: ${server.type ?? "-"}`,
+        ...(server.config?.type === "stdio"
+          ? [
+            `  Command: ${server.config.command}`,
+            `  Args: ${server.config.args.join(" ")}`,
+            ...(Object.keys(server.config.env).length > 0 ? [`  Env: ${Object.keys(server.config.env).join(", ")}`] : [])
+          ]
+          : server.config !== undefined
+          ? [`  URL: ${server.config.url}`, ...Object.keys(server.config.headers).map((key) => `  Header: ${key}`)]
+          : []),
+        `  State: ${server.state}${server.error === undefined ? "" : ` (${server.error})`}`,
+        ...(server.serverInfo !== undefined ? [`  Server: ${server.serverInfo.name} ${server.serverInfo.version}`] : []),
+        ...(server.logFile !== undefined ? [`  Log: ${server.logFile}`] : []),
+        `  Tools (${tools.length}):`,
+        ...tools.map((tool) => `    ${tool.name}${tool.isReadOnly({}) ? " (read-only)" : ""}`)
+      ]
+      yield* Console.log(lines.join("\n"))
+    }).pipe(Effect.provide(mcpLayer({ cwd, settings }, false)))
+).pipe(Command.withDescription("Show one MCP server: configuration, state, log file and tools"))
+
+const transport = Options.choice("transport", ["stdio", "sse", "http", "ws"]).pipe(
+  Options.withDescription("How to reach the server (default: stdio with a command, http with --url)"),
+  Options.optional
+)
+
+export const add = Command.make(
+  "add",
+  {
+    name: Args.text({ name: "NAME" }),
+    transport,
+    url: Options.text("url").pipe(Options.withDescription("The server's URL (sse, http, ws)"), Options.optional),
+    env: Options.keyValueMap("env").pipe(Options.withDescription("KEY=VALUE for a stdio server"), Options.optional),
+    header: Options.text("header").pipe(
+      Options.withDescription("\"Name: value\" sent to a remote server"),
+      Options.repeated
+    ),
+    cwd: CliOptions.cwd,
+    command: Args.text({ name: "COMMAND" }).pipe(Args.repeated)
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const type = Option.getOrElse(options.transport, () => (Option.isSome(options.url) ? "http" : "stdio"))
+      let entry: Record<string, unknown>
+      if (type === "stdio") {
+        if (Option.isSome(options.url)) {
+          return yield* new UsageError({ message: "A stdio server takes a command, not --url: use --transport http." })
+        }
+        const [command, ...args] = options.command
+        if (command === undefined) {
+          return yield* new UsageError({
+            message: `Give the command that starts the server after --, e.g. toolwright mcp add ${options.name} -- npx -y @modelcontextprotocol/server-everything`
+          })
+        }
+        entry = { type: "stdio", command, args }
+        if (Option.isSome(options.env)) entry.env = Object.fromEntries(HashMap.toEntries(options.env.value))
+      } else {
+        if (Option.isNone(options.url)) {
+          return yield* new UsageError({ message: `A ${type} server needs --url, e.g. --url https://example.com/mcp` })
+        }
+        if (options.command.length > 0) {
+          return yield* new UsageError({ message: `A ${type} server takes --url, not a command.` })
+        }
+        entry = { type, url: options.url.value }
+        if (options.header.length > 0) {
+          const headers: Record<string, string> = {}
+          for (const header of options.header) {
+            const colon = header.indexOf(":")
+            if (colon <= 0) {
+              return yield* new UsageError({ message: `--header ${JSON.stringify(header)} is not "Name: value".` })
+            }
+            headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim()
+          }
+          entry.headers = headers
+        }
+      }
+      // Checked as it will be read, with every ${VAR} treated as set: variables may be set later.
+      const anyVariable = new Proxy<Record<string, string | undefined>>({}, { get: () => "x" })
+      const checked = McpConfig.parseEntry(options.name, entry, ".mcp.json", anyVariable)
+      if (checked instanceof McpConfig.McpConfigError) return yield* new UsageError({ message: checked.message })
+      const cwd = projectDir(options.cwd)
+      const file = yield* McpConfig.updateProjectFile(cwd, (servers) =>
+        options.name in servers
+          ? Effect.fail(
+            new McpConfig.McpConfigFileError({
+              source: McpConfig.projectFile(cwd),
+              message: `An MCP server named "${options.name}" already exists in ${
+                McpConfig.projectFile(cwd)
+              }. Remove it first with: toolwright mcp remove ${options.name}`
+            })
+          )
+          : Effect.succeed({ ...servers, [options.name]: entry })).pipe(
+          Effect.mapError((error) => new UsageError({ message: error.message }))
+        )
+      yield* Console.log(`Added ${type} MCP server "${options.name}" to ${file}`)
+    })
+).pipe(Command.withDescription("Add a server to the project's .mcp.json: add NAME -- COMMAND ARGS... or add NAME --url URL"))
+
+export const remove = Command.make(
+  "remove",
+  { name: Args.text({ name: "NAME" }), cwd: CliOptions.cwd },
+  ({ cwd, name }) =>
+    Effect.gen(function*() {
+      const dir = projectDir(cwd)
+      const file = yield* McpConfig.updateProjectFile(dir, (servers) => {
+        if (!(name in servers)) {
+          return Effect.fail(
+            new McpConfig.McpConfigFileError({
+              source: McpConfig.projectFile(dir),
+              message: `No MCP server named "${name}" in ${McpConfig.projectFile(dir)}.`
+            })
+          )
+        }
+        const { [name]: _, ...rest } = servers
+        return Effect.succeed(rest)
+      }).pipe(Effect.mapError((error) => new UsageError({ message: error.message })))
+      yield* Console.log(`Removed MCP server "${name}" from ${file}`)
+    })
+).pipe(Command.withDescription("Remove a server from the project's .mcp.json"))
+
+export const serve = Command.make(
+  "serve",
+  {
+    transport: Options.choice("transport", ["stdio", "http"]).pipe(
+      Options.withDescription("stdio (default) or streamable HTTP"),
+      Options.withDefault("stdio" as const)
+    ),
+    port: Options.integer("port").pipe(
+      Options.withDescription("The HTTP port on 127.0.0.1 (default: a free port, printed on stderr)"),
+      Options.withDefault(0)
+    ),
+    cwd: CliOptions.cwd,
+    settings: CliOptions.settings,
+    permissionMode: CliOptions.permissionMode
+  },
+  (options) =>
+    Effect.gen(function*() {
+      const session = yield* makeSession(options)
+      if (options.transport === "stdio") return yield* McpServer.serveStdio({ context: session.context })
+      return yield* McpServer.serveHttp({
+        context: session.context,
+        port: options.port,
+        onListening: (port) => process.stderr.write(`toolwright MCP server listening on http://127.0.0.1:${port}/mcp\n`)
+      }).pipe(Effect.mapError((error) => new UsageError({ message: `Cannot serve on port ${options.port}: ${error.message}` })))
+    }).pipe(
+      // The served pool is toolwright's own tools: serving the project's MCP servers back could loop.
+      Effect.provide(
+        ToolRuntime.layer.pipe(
+          Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, McpServer.prompterLayer)),
+          Layer.provideMerge(registryLayer),
+          Layer.provideMerge(McpServer.bridgeLayer)
+        )
+      ),
+      // stdout belongs to the protocol: logs go to stderr.
+      Effect.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.stringLogger)))
+    )
+).pipe(Command.withDescription("Serve toolwright's tools to MCP clients (every call goes through the full pipeline)"))
+
+export const command = Command.make("mcp").pipe(
+  Command.withDescription("Manage MCP servers and serve toolwright's tools over MCP"),
+  Command.withSubcommands([list, get, add, remove, serve])
+)
