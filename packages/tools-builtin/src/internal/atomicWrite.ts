@@ -19,9 +19,15 @@ export class AtomicWriteError extends Schema.TaggedError<AtomicWriteError>(
 
 const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
-/** The temp file's name: hidden, next to the target, unique per process and call, recognisable as ours. */
-export const tempPathFor = (target: string): string =>
-  path.join(path.dirname(target), `.${path.basename(target)}.tw-${process.pid}-${randomBytes(6).toString("hex")}.tmp`)
+/**
+ * The temp file's name: hidden, next to the target, unique per process and call, recognisable as ours. The
+ * target's name is shortened so the temp name stays within the 255-byte limit of common filesystems.
+ */
+export const tempPathFor = (target: string): string => {
+  let base = path.basename(target)
+  while (Buffer.byteLength(base) > 200) base = base.slice(0, -1)
+  return path.join(path.dirname(target), `.${base}.tw-${process.pid}-${randomBytes(6).toString("hex")}.tmp`)
+}
 
 /** True for names `tempPathFor` produces, so tests and cleanup can find leftovers. */
 export const isTempName = (name: string): boolean => /^\..+\.tw-\d+-[0-9a-f]{12}\.tmp$/.test(name)

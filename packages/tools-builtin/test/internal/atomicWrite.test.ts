@@ -56,6 +56,16 @@ describe("writeFileAtomic", () => {
       assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["fresh.txt", "script.sh"])
     }))
 
+  it.scopedLive("a file whose name is at the 255-byte limit can still be replaced", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const target = path.join(dir, `${"\u00e9".repeat(125)}.txt`)
+      fs.writeFileSync(target, "old")
+      yield* writeFileAtomic(target, Buffer.from("new"))
+      assert.strictEqual(fs.readFileSync(target, "utf8"), "new")
+      assert.deepStrictEqual(leftovers(dir), [])
+    }))
+
   it.scopedLive("fails clearly on a directory, and cleans up when the directory is missing", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
