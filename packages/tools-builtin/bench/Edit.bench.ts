@@ -103,7 +103,9 @@ const main = async () => {
   const t = median(tool)
   const p = median(plain)
   const a = median(atomic)
-  console.log(`Edit ${sizeMb} MB vs read+replace+write: ${t.toFixed(1)} ms vs ${p.toFixed(1)} ms (ratio ${(t / p).toFixed(2)})`)
+  console.log(
+    `Edit ${sizeMb} MB vs read+replace+write: ${t.toFixed(1)} ms vs ${p.toFixed(1)} ms (ratio ${(t / p).toFixed(2)})`
+  )
   console.log(
     `Edit ${sizeMb} MB vs read+replace+atomic write (fsync, rename): ${t.toFixed(1)} ms vs ${a.toFixed(1)} ms ` +
       `(ratio ${(t / a).toFixed(2)})`

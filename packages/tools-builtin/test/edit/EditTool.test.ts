@@ -87,7 +87,10 @@ describe("Edit", () => {
       const dir = yield* tempDir
       const { context, file } = yield* readFile(dir, "f.txt", "same\n")
       const result = yield* edit(context, { file_path: file, old_string: "same", new_string: "same" })
-      assert.strictEqual(result.text, toolUseError("No changes to make: old_string and new_string are exactly the same."))
+      assert.strictEqual(
+        result.text,
+        toolUseError("No changes to make: old_string and new_string are exactly the same.")
+      )
     }))
 
   it.scopedLive("an unread file is refused; a file changed since the read is refused; neither is touched", () =>
@@ -157,7 +160,8 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const result = yield* edit(writableContext(dir), { file_path: "nope.txt", old_string: "a", new_string: "b" })
-      assert.strictEqual(result.text, toolUseError(`File does not exist. Note: your current working directory is ${dir}.`))
+      const expected = `File does not exist. Note: your current working directory is ${dir}.`
+      assert.strictEqual(result.text, toolUseError(expected))
     }))
 
   it.scopedLive("CRLF file, LF old_string: matched after normalising, said so, CRLF kept everywhere", () =>
@@ -233,7 +237,8 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { context, file } = yield* readFile(dir, "q.md", "say \u201chi\u201d\n")
-      const result = yield* edit(context, { file_path: file, old_string: "say \"hi\"", new_string: "say \u201chi\u201d" })
+      const input = { file_path: file, old_string: "say \"hi\"", new_string: "say \u201chi\u201d" }
+      const result = yield* edit(context, input)
       assert.strictEqual(result.text, toolUseError("Original and edited file match exactly. Failed to apply edit."))
     }))
 
@@ -266,7 +271,8 @@ describe("Edit", () => {
       const context = writableContext(dir)
       const file = path.join(dir, "le.txt")
       recordRead(context, file, original, fs.statSync(file).mtimeMs)
-      const result = yield* edit(context, { file_path: file, old_string: "caf\u00e9 one\ntwo", new_string: "\u4e2d\u6587\nthree" })
+      const input = { file_path: file, old_string: "caf\u00e9 one\ntwo", new_string: "\u4e2d\u6587\nthree" }
+      const result = yield* edit(context, input)
       assert.strictEqual(result.result.is_error, undefined, result.text)
       const expected = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("\u4e2d\u6587\r\nthree\r\n", "utf16le")])
       assert.deepStrictEqual(fs.readFileSync(file), expected)
@@ -337,7 +343,8 @@ describe("Edit", () => {
         toolUseError("File is a Jupyter Notebook. Use the NotebookEdit tool to edit this file.")
       )
       const directory = yield* edit(context, { file_path: dir, old_string: "a", new_string: "b" })
-      assert.strictEqual(directory.text, toolUseError(`${dir} is a directory, not a file. Give Edit the path of a file.`))
+      const expected = `${dir} is a directory, not a file. Give Edit the path of a file.`
+      assert.strictEqual(directory.text, toolUseError(expected))
     }))
 
   it.scopedLive("keeps the file's mode", () =>

@@ -17,7 +17,10 @@ describe("findMatches", () => {
   })
 
   it("normalises quotes only when nothing else matched, and never whitespace", () => {
-    assert.deepStrictEqual(findMatches("say \u201chi\u201d\r\nnow", "say \"hi\"\nnow"), { kind: "quotes", ranges: [[0, 13]] })
+    assert.deepStrictEqual(findMatches("say \u201chi\u201d\r\nnow", "say \"hi\"\nnow"), {
+      kind: "quotes",
+      ranges: [[0, 13]]
+    })
     assert.strictEqual(findMatches("a  b", "a b"), undefined)
     assert.strictEqual(findMatches("a\tb", "a    b"), undefined)
     assert.strictEqual(findMatches("abc", "ABC"), undefined)
@@ -35,6 +38,10 @@ describe("matchQuoteStyle", () => {
 
 describe("applyReplacement", () => {
   it("replaces ranges and locates the first replacement in the new text", () => {
-    assert.deepStrictEqual(applyReplacement("a-b-a", [[0, 1], [4, 5]], "XY"), { text: "XY-b-XY", firstStart: 0, firstEnd: 2 })
+    assert.deepStrictEqual(applyReplacement("a-b-a", [[0, 1], [4, 5]], "XY"), {
+      text: "XY-b-XY",
+      firstStart: 0,
+      firstEnd: 2
+    })
   })
 })

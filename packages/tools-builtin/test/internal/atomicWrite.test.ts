@@ -14,7 +14,14 @@ const childSource = fileURLToPath(new URL("../fixtures/atomicWriteLoop.ts", impo
 const bundleChild = (dir: string) =>
   Effect.promise(async () => {
     const outfile = path.join(dir, "atomicWriteLoop.mjs")
-    await build({ entryPoints: [childSource], bundle: true, platform: "node", format: "esm", outfile, logLevel: "silent" })
+    await build({
+      entryPoints: [childSource],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      outfile,
+      logLevel: "silent"
+    })
     return outfile
   })
 
@@ -93,7 +100,7 @@ describe("writeFileAtomic", () => {
       fs.writeFileSync(target, contentA)
 
       const seen = { a: 0, b: 0, leftovers: 0 }
-      for (let round = 0; round < 12; round++) {
+      for (let round = 0; round < 10; round++) {
         const exit = yield* killWriterAtRandom(script, [target, fileA, fileB], 80)
         assert.strictEqual(exit.stderr, "")
         assert.strictEqual(exit.signal, "SIGKILL")
@@ -109,6 +116,6 @@ describe("writeFileAtomic", () => {
         seen.leftovers += left.length
         for (const name of left) fs.rmSync(path.join(work, name))
       }
-      assert.strictEqual(seen.a + seen.b, 12)
+      assert.strictEqual(seen.a + seen.b, 10)
     }), { timeout: 60_000 })
 })

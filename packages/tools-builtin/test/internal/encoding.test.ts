@@ -12,7 +12,11 @@ describe("decode/encode", () => {
       encoding: "utf8",
       bom: true
     })
-    assert.deepStrictEqual(decode(Buffer.from("plain \u{1f600}")), { text: "plain \u{1f600}", encoding: "utf8", bom: false })
+    assert.deepStrictEqual(decode(Buffer.from("plain \u{1f600}")), {
+      text: "plain \u{1f600}",
+      encoding: "utf8",
+      bom: false
+    })
     assert.deepStrictEqual(decode(bytes([0xff, 0xfe], Buffer.from("\u4e2d\r\n", "utf16le"))), {
       text: "\u4e2d\r\n",
       encoding: "utf16le",
@@ -23,7 +27,11 @@ describe("decode/encode", () => {
       encoding: "utf16be",
       bom: true
     })
-    assert.deepStrictEqual(decode(Buffer.from([0x63, 0x61, 0x66, 0xe9])), { text: "caf\u00e9", encoding: "latin1", bom: false })
+    assert.deepStrictEqual(decode(Buffer.from([0x63, 0x61, 0x66, 0xe9])), {
+      text: "caf\u00e9",
+      encoding: "latin1",
+      bom: false
+    })
   })
 
   it("never loses a byte: a BOM followed by bytes of another kind falls back to Latin-1", () => {
@@ -33,10 +41,14 @@ describe("decode/encode", () => {
     assert.strictEqual(decode(badUtf8AfterBom).encoding, "latin1")
   })
 
-  it.prop("encode(decode(bytes)) gives back every byte sequence exactly", { data: FastCheck.uint8Array({ maxLength: 64 }) }, ({ data }) => {
-    const decoded = decode(data)
-    assert.deepStrictEqual(encode(decoded.text, decoded.encoding, decoded.bom), Buffer.from(data))
-  })
+  it.prop(
+    "encode(decode(bytes)) gives back every byte sequence exactly",
+    { data: FastCheck.uint8Array({ maxLength: 64 }) },
+    ({ data }) => {
+      const decoded = decode(data)
+      assert.deepStrictEqual(encode(decoded.text, decoded.encoding, decoded.bom), Buffer.from(data))
+    }
+  )
 
   it.prop(
     "text survives every encoding with a BOM",

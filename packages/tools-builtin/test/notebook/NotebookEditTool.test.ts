@@ -127,7 +127,12 @@ describe("NotebookEdit", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { context, file } = yield* readNotebook(dir, "a.ipynb", jupyterJson(notebookWithIds()))
-      const deleted = yield* notebookEdit(context, { notebook_path: file, cell_id: "plot", new_source: "", edit_mode: "delete" })
+      const deleted = yield* notebookEdit(context, {
+        notebook_path: file,
+        cell_id: "plot",
+        new_source: "",
+        edit_mode: "delete"
+      })
       assert.strictEqual(deleted.text, "Deleted cell plot")
       const replaced = yield* notebookEdit(context, { notebook_path: file, cell_id: "intro", new_source: "# Title" })
       assert.strictEqual(replaced.text, "Updated cell intro with # Title")
@@ -141,7 +146,12 @@ describe("NotebookEdit", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { context, file } = yield* readNotebook(dir, "a.ipynb", jupyterJson(notebookWithIds()))
-      yield* notebookEdit(context, { notebook_path: file, cell_id: "plot", new_source: "*text*", cell_type: "markdown" })
+      yield* notebookEdit(context, {
+        notebook_path: file,
+        cell_id: "plot",
+        new_source: "*text*",
+        cell_type: "markdown"
+      })
       assert.deepStrictEqual(parse(file).cells[2], {
         cell_type: "markdown",
         id: "plot",
@@ -237,7 +247,8 @@ describe("NotebookEdit", () => {
       assert.strictEqual(
         noCells.text,
         toolUseError(
-          `Notebook has no "cells" list of cell objects. The notebook ${file2} was left unchanged; fix or restore it first.`
+          `Notebook has no "cells" list of cell objects. The notebook ${file2} was left unchanged; ` +
+            "fix or restore it first."
         )
       )
     }))
@@ -263,7 +274,8 @@ describe("NotebookEdit", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const context = writableContext(dir)
-      const notIpynb = yield* notebookEdit(context, { notebook_path: path.join(dir, "a.py"), cell_id: "x", new_source: "" })
+      const python = path.join(dir, "a.py")
+      const notIpynb = yield* notebookEdit(context, { notebook_path: python, cell_id: "x", new_source: "" })
       assert.strictEqual(
         notIpynb.text,
         toolUseError("File must be a Jupyter notebook (.ipynb file). For editing other file types, use the Edit tool.")

@@ -28,7 +28,8 @@ describe("Write", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       writeFiles(dir, { "exists.txt": "precious\n" })
-      const result = yield* call("Write", { file_path: path.join(dir, "exists.txt"), content: "x" }, writableContext(dir))
+      const file = path.join(dir, "exists.txt")
+      const result = yield* call("Write", { file_path: file, content: "x" }, writableContext(dir))
       assert.strictEqual(result.result.is_error, true)
       assert.strictEqual(result.text, toolUseError(NOT_READ_MESSAGE))
       assert.strictEqual(NOT_READ_MESSAGE, "File has not been read yet. Read it first before writing to it.")
@@ -66,7 +67,8 @@ describe("Write", () => {
       assert.strictEqual(result.text, toolUseError(MODIFIED_MESSAGE))
       assert.strictEqual(
         MODIFIED_MESSAGE,
-        "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it."
+        "File has been modified since read, either by the user or by a linter. " +
+          "Read it again before attempting to write it."
       )
       assert.strictEqual(fs.readFileSync(file, "utf8"), "{\"user\": true}\n")
     }))
@@ -126,7 +128,8 @@ describe("Write", () => {
       writeFiles(dir, { "real/target.txt": "target\n" })
       const link = path.join(dir, "link.txt")
       fs.symlinkSync(path.join(dir, "real", "target.txt"), link)
-      assert.strictEqual(WriteTool.getPath({ file_path: link, content: "" }, context), path.join(dir, "real", "target.txt"))
+      const real = path.join(dir, "real", "target.txt")
+      assert.strictEqual(WriteTool.getPath({ file_path: link, content: "" }, context), real)
       yield* call("Read", { file_path: link }, context)
       const result = yield* call("Write", { file_path: link, content: "via link\n" }, context)
       assert.strictEqual(result.text, `The file ${link} has been updated.`)
@@ -169,6 +172,7 @@ describe("Write", () => {
     assert.strictEqual(WriteTool.isConcurrencySafe(input), false)
     assert.strictEqual(WriteTool.isDestructive(input), false)
     const context = ToolUseContext.make({ cwd: fs.realpathSync("/tmp") })
-    assert.strictEqual(WriteTool.getPath({ file_path: "sub/../x.txt", content: "" }, context), path.join(fs.realpathSync("/tmp"), "x.txt"))
+    const expected = path.join(fs.realpathSync("/tmp"), "x.txt")
+    assert.strictEqual(WriteTool.getPath({ file_path: "sub/../x.txt", content: "" }, context), expected)
   })
 })

@@ -25,7 +25,8 @@ const acceptEdits = (cwd: string, deny: ReadonlyArray<string> = []) =>
     }
   })
 
-const asked = (events: ReadonlyArray<{ readonly _tag: string }>) => events.some((event) => event._tag === "PermissionRequest")
+const asked = (events: ReadonlyArray<{ readonly _tag: string }>) =>
+  events.some((event) => event._tag === "PermissionRequest")
 
 describe("Write/Edit/NotebookEdit and permission rules", () => {
   it.scopedLive("acceptEdits allows writes inside the working directory", () =>
@@ -44,7 +45,8 @@ describe("Write/Edit/NotebookEdit and permission rules", () => {
       assert(asked(write.events), "writing through the symlink must need permission")
       assert(!fs.existsSync(path.join(outside, "planted.txt")))
 
-      const edit = yield* call("Edit", { file_path: "escape/victim.txt", old_string: "keep", new_string: "lost" }, context)
+      const victim = { file_path: "escape/victim.txt", old_string: "keep", new_string: "lost" }
+      const edit = yield* call("Edit", victim, context)
       assert.strictEqual(edit.result.is_error, true)
       assert.strictEqual(fs.readFileSync(path.join(outside, "victim.txt"), "utf8"), "keep me\n")
     }))
@@ -78,13 +80,17 @@ describe("Write/Edit/NotebookEdit and permission rules", () => {
       const calls = [
         call("Write", { file_path: "secrets/new.txt", content: "x" }, context),
         call("Edit", { file_path: "secrets/key.txt", old_string: "k", new_string: "x" }, context),
-        call("NotebookEdit", { notebook_path: "secrets/n.ipynb", new_source: "x", cell_type: "code", edit_mode: "insert" }, context)
+        call(
+          "NotebookEdit",
+          { notebook_path: "secrets/n.ipynb", new_source: "x", cell_type: "code", edit_mode: "insert" },
+          context
+        )
       ]
       for (const run of calls) {
         const result = yield* run
         assert.strictEqual(result.result.is_error, true)
         assert(!asked(result.events), "a deny rule denies without asking")
-        assert.match(result.text, /^Permission to use (Write|Edit|NotebookEdit) on .*secrets.* has been denied/, result.text)
+        assert.match(result.text, /^Permission to use (Write|Edit|NotebookEdit) on .*secrets.* has been denied/)
       }
       assert(!fs.existsSync(path.join(project, "secrets", "new.txt")))
       assert.strictEqual(fs.readFileSync(path.join(project, "secrets", "key.txt"), "utf8"), "k\n")
