@@ -125,6 +125,10 @@ export const make = (
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const calls: Array<TrackedCall> = []
     let nextToYield = 0
+    // Counters and a cursor keep scheduling O(1) per call: a turn may stream thousands of calls.
+    let executing = 0
+    let executingUnsafe = 0
+    let firstQueued = 0
     let ended = false
     let closed = false
     // While a cancellation walks the calls, nothing new may start (it would be cancelled next).
@@ -175,6 +179,10 @@ export const make = (
     function settle(call: TrackedCall, result: Message.ToolResult, ranToFailure = false) {
       if (call.result !== undefined) return
       call.result = result
+      if (call.status === "executing") {
+        executing--
+        if (!call.safe) executingUnsafe--
+      }
       call.status = "completed"
       if (ranToFailure && cascades(policy, call)) cancelSiblings(call)
       flush()
@@ -208,25 +216,30 @@ export const make = (
       })
 
     const canExecuteTool = (call: TrackedCall): boolean => {
-      const executing = calls.filter((other) => other.status === "executing")
-      return executing.length === 0 ||
-        (call.safe && executing.length < maxConcurrency && executing.every((other) => other.safe))
+      return executing === 0 || (call.safe && executing < maxConcurrency && executingUnsafe === 0)
     }
 
     const start = (call: TrackedCall) => {
       call.status = "executing"
+      executing++
+      if (!call.safe) executingUnsafe++
       call.startedAt = Date.now()
       // Started from exit handlers too, which run uninterruptibly: the call itself must stay interruptible.
       call.fiber = runFork(runtime.execute(call.toolUse, context, emit).pipe(Effect.onExit(onExit(call)), Effect.interruptible))
     }
 
-    /** Starts what may start, in order; a call that must wait for exclusivity holds back the ones after it. */
+    /**
+     * Starts what may start, in order. A call that cannot start means something runs, and then no later call
+     * can start either (a safe one meets the same limit, an unsafe one needs nothing running): stop there.
+     */
     function processQueue() {
       if (closed || holdQueue) return
-      for (const call of calls) {
+      while (firstQueued < calls.length && calls[firstQueued].status !== "queued") firstQueued++
+      for (let index = firstQueued; index < calls.length; index++) {
+        const call = calls[index]
         if (call.status !== "queued") continue
-        if (canExecuteTool(call)) start(call)
-        else if (!call.safe) break
+        if (!canExecuteTool(call)) break
+        start(call)
       }
     }
 

@@ -4,7 +4,7 @@
  * at most `maxConcurrency` fibers, passing progress through as it happens and emitting the results in the
  * order of the calls. The service also carries the orchestration settings the streaming executor shares.
  */
-import { Config, Context, Deferred, Effect, Either, Fiber, Layer, Mailbox, Option, ParseResult, Schema, Stream } from "effect"
+import { Config, Context, Effect, Either, Layer, Mailbox, Option, ParseResult, Schema, Stream } from "effect"
 import type { RuntimeEvent, ToolUseBlock } from "./Message.js"
 import type * as Message from "./Message.js"
 import type * as Tool from "./Tool.js"
@@ -233,16 +233,33 @@ export const makeWith = (runtime: RuntimeService, settings: Settings): Service =
         { discard: true }
       )
     }
-    return Effect.gen(function*() {
-      const results = yield* Effect.forEach(batch.toolUses, () => Deferred.make<Message.ToolResult>())
-      // The calls run on up to `maxConcurrency` fibers; this fiber hands their results on in call order.
-      const running = yield* Effect.forEach(
-        batch.toolUses,
-        (toolUse, index) => Effect.flatMap(runtime.execute(toolUse, context, emit), (r) => Deferred.succeed(results[index], r)),
-        { concurrency: settings.maxConcurrency, discard: true }
-      ).pipe(Effect.fork)
-      for (const result of results) yield* Effect.flatMap(Deferred.await(result), emit)
-      yield* Fiber.join(running)
+    // `maxConcurrency` workers take the calls in order (a fiber per worker, not per call: a batch may hold
+    // thousands); each result is handed on as soon as every call before it has been.
+    return Effect.suspend(() => {
+      const toolUses = batch.toolUses
+      const results: Array<Message.ToolResult | undefined> = new Array(toolUses.length)
+      let next = 0
+      let nextOut = 0
+      const settle = (index: number, result: Message.ToolResult) =>
+        Effect.sync(() => {
+          results[index] = result
+          while (nextOut < toolUses.length) {
+            const ready = results[nextOut]
+            if (ready === undefined) break
+            mailbox.unsafeOffer(ready)
+            results[nextOut++] = undefined
+          }
+        })
+      const worker = Effect.whileLoop({
+        while: () => next < toolUses.length,
+        body: () => {
+          const index = next++
+          return Effect.flatMap(runtime.execute(toolUses[index], context, emit), (result) => settle(index, result))
+        },
+        step: () => {}
+      })
+      const workers = Math.min(settings.maxConcurrency, toolUses.length)
+      return Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
     })
   }
 
