@@ -11,6 +11,8 @@ import { GlobTool } from "./glob/GlobTool.js"
 import { GrepTool } from "./grep/GrepTool.js"
 import { NotebookEditTool } from "./notebook/NotebookEditTool.js"
 import { ReadTool } from "./read/ReadTool.js"
+import { TaskOutputTool } from "./tasks/TaskOutputTool.js"
+import { TaskStopTool } from "./tasks/TaskStopTool.js"
 import { ToolSearchTool } from "./toolsearch/ToolSearchTool.js"
 import { WriteTool } from "./write/WriteTool.js"
 
@@ -21,6 +23,8 @@ export const tools: ReadonlyArray<Tool.AnyWith<BashServices.BashServices>> = [
   GrepTool,
   NotebookEditTool,
   ReadTool,
+  TaskOutputTool,
+  TaskStopTool,
   ToolSearchTool,
   WriteTool
 ]

@@ -4,7 +4,6 @@
  * `Command timed out after Ns`, the shell's cwd carried to the next call (and reset when it leaves the
  * working directories). Its failure cancels parallel siblings; interrupting it kills the whole group.
  */
-import * as os from "node:os"
 import * as path from "node:path"
 import { Permission, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
@@ -14,18 +13,33 @@ import * as CommandSemantics from "./commandSemantics.js"
 import * as Prompt from "./prompt.js"
 import * as ShellProcess from "./ShellProcess.js"
 import { ShellState } from "./ShellState.js"
+import { TaskManager } from "../tasks/TaskManager.js"
 
 export const BashInput = Schema.Struct({
   command: Schema.String.annotations({ description: "The command to execute" }),
   timeout: Schema.optional(Schema.Number.annotations({ description: "Optional timeout in milliseconds (max 600000)" })),
   description: Schema.optional(Schema.String.annotations({
     description: "Clear, concise description of what this command does in 5-10 words, in active voice."
+  })),
+  run_in_background: Schema.optional(Schema.Boolean.annotations({
+    description: "Set to true to run this command in the background. Use TaskOutput to read the output later."
   }))
 })
 export type BashInput = typeof BashInput.Type
 
-/** What a finished command produced; `mapToolResult` renders it. */
+/** What a command produced; `mapToolResult` renders it. */
+export type BashResult = BashOutput | BackgroundStarted
+
+/** A command started in the background: its task id and where its output goes. */
+export interface BackgroundStarted {
+  readonly _tag: "BackgroundStarted"
+  readonly taskId: string
+  readonly outputFile: string
+}
+
+/** What a finished foreground command produced. */
 export interface BashOutput {
+  readonly _tag: "BashOutput"
   readonly output: string
   /** The directory the shell's cwd was reset to, when the command left the working directories. */
   readonly cwdReset: string | undefined
@@ -81,13 +95,6 @@ const promptLimits = Effect.runSync(Effect.orElseSucceed(limits, () => ({
 
 /** Seconds as Claude Code prints them: `5s`, `0.5s`. */
 const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))}s`
-
-/** The exit code a shell would report: the status, or 128 + the signal number when a signal ended it. */
-export const exitCodeOf = (status: ShellProcess.ExitStatus): number => {
-  if (status.code !== null) return status.code
-  const number = status.signal === null ? undefined : os.constants.signals[status.signal]
-  return number === undefined ? 1 : 128 + number
-}
 
 const trimOutput = (text: string): string => text.replace(/^(\s*\n)+/, "").trimEnd()
 
@@ -147,6 +154,7 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
     )
     const cwdReset = yield* shell.update(context, result.finalCwd)
     const output: BashOutput = {
+      _tag: "BashOutput",
       output: trimOutput(result.output),
       cwdReset,
       savedTo: result.spoolPath === undefined
@@ -158,12 +166,35 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
     if (result.timedOut) {
       return yield* fail(joinLines(`Command timed out after ${seconds(timeoutMs)}`, renderOutput(output)))
     }
-    const code = exitCodeOf(result.status)
+    const code = ShellProcess.exitCodeOf(result.status)
     if (code !== 0) return yield* fail(joinLines(`Exit code ${code}`, renderOutput(output)))
     return output
   })
 
 const joinLines = (first: string, rest: string): string => (rest === "" ? first : `${first}\n${rest}`)
+
+/** Starts the command as a background task and returns at once with its id. */
+export const runInBackground = (input: BashInput, context: ToolUseContext.ToolUseContext) =>
+  Effect.gen(function*() {
+    const shell = yield* ShellState
+    const tasks = yield* TaskManager
+    const task = yield* tasks.start({
+      sessionId: context.sessionId,
+      command: input.command,
+      description: input.description,
+      cwd: yield* shell.cwd(context),
+      env: shell.env(),
+      graceMs: shell.killGraceMs
+    }).pipe(Effect.catchTag("TaskStartError", (error) => fail(error.message)))
+    return { _tag: "BackgroundStarted", taskId: task.id, outputFile: task.outputFile } satisfies BackgroundStarted
+  })
+
+/** The text the model reads for a result. */
+export const renderResult = (result: BashResult): string =>
+  result._tag === "BackgroundStarted"
+    ? `Command running in background with ID: ${result.taskId}. Output is being written to: ${result.outputFile}. ` +
+      `Use TaskOutput with this ID to read it and TaskStop to stop it.`
+    : renderOutput(result)
 
 /** Rejects a timeout outside 1..max (never clamps it silently). */
 export const validateTimeout = (input: BashInput) =>
@@ -214,6 +245,9 @@ export const checkPermissions = (input: BashInput, context: ToolUseContext.ToolU
     } satisfies Permission.PermissionResult
   })
 
+/** What running a command needs: the session's shell, the task manager, and the call's progress. */
+type Requirements = ShellState | TaskManager | ToolProgress.ToolProgress
+
 export const BashTool = Tool.make({
   name: "Bash",
   description: Prompt.DESCRIPTION,
@@ -229,10 +263,11 @@ export const BashTool = Tool.make({
   validateInput: (input) => Effect.zipRight(CommandSemantics.load, validateTimeout(input)),
   userFacingName: () => "Bash",
   toClassifierInput: (input) => input.command,
-  mapToolResult: (output: BashOutput) => renderOutput(output),
+  mapToolResult: (result: BashResult) => renderResult(result),
   isReadOnly: (input) => CommandSemantics.analyze(input.command).readOnly,
   isConcurrencySafe: (input) => CommandSemantics.analyze(input.command).readOnly,
   ruleSubjects: (input, context) => ruleSubjects(input.command, context.cwd),
   checkPermissions: (input, context) => checkPermissions(input, context),
-  call: (input, context) => runForeground(input, context)
+  call: (input, context): Effect.Effect<BashResult, ToolErrors.ToolError, Requirements> =>
+    input.run_in_background === true ? runInBackground(input, context) : runForeground(input, context)
 })

@@ -114,6 +114,13 @@ export interface ShellProcess {
   readonly finalCwd: Effect.Effect<string | undefined>
 }
 
+/** The exit code a shell would report: the status, or 128 + the signal number when a signal ended it. */
+export const exitCodeOf = (status: ExitStatus): number => {
+  if (status.code !== null) return status.code
+  const number = status.signal === null ? undefined : os.constants.signals[status.signal]
+  return number === undefined ? 1 : 128 + number
+}
+
 /** The command could not be started at all (bash missing, cwd gone). */
 export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly message: string }> {}
 

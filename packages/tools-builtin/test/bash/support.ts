@@ -11,7 +11,9 @@ import type { Message } from "@toolwright/core"
 import { Permission, ToolPlugin, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
 import { Effect, Layer, Schedule, Stream } from "effect"
 import { BashTool } from "../../src/bash/BashTool.js"
-import * as ShellState from "../../src/bash/ShellState.js"
+import * as BashServices from "../../src/bash/BashServices.js"
+import { TaskOutputTool } from "../../src/tasks/TaskOutputTool.js"
+import { TaskStopTool } from "../../src/tasks/TaskStopTool.js"
 
 /** A fresh real directory (symlinks resolved), removed when the scope closes. */
 export const tempDir = Effect.acquireRelease(
@@ -19,16 +21,16 @@ export const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-export const testPlugin = (options: ShellState.Options = {}) =>
+export const testPlugin = (options: BashServices.Options = {}) =>
   ToolPlugin.make({
     name: "bash-test",
     version: "0.0.0",
-    tools: [BashTool],
-    layer: ShellState.layer({ killGraceMs: 300, ...options })
+    tools: [BashTool, TaskOutputTool, TaskStopTool],
+    layer: BashServices.layer({ killGraceMs: 300, ...options })
   })
 
 /** The default pipeline over the Bash tool; the registry (and its services) live as long as the scope. */
-export const runtimeLayer = (options: ShellState.Options = {}) =>
+export const runtimeLayer = (options: BashServices.Options = {}) =>
   ToolRuntime.layerDefault.pipe(Layer.provide(ToolRegistry.layer([testPlugin(options)])))
 
 /** A session rooted at `cwd`, whose persisted files go under `cwd/.project`. */
