@@ -162,7 +162,12 @@ interface IndexEntry {
   readonly isMcp: boolean
   readonly hint: string
   readonly description: string
+  /** The maximal runs of word characters: `\bterm\b` for a word-only term is membership here. */
+  readonly hintWords: ReadonlySet<string>
+  readonly descriptionWords: ReadonlySet<string>
 }
+
+const words = (text: string): ReadonlySet<string> => new Set(text.split(/[^a-z0-9_]+/).filter((word) => word !== ""))
 
 const indexEntries = new WeakMap<Tool.Any, IndexEntry>()
 
@@ -177,14 +182,18 @@ const indexOf = (tool: Tool.Any): IndexEntry => {
       (part) => part !== ""
     )
   const description = tool.prompt === tool.description ? tool.description : `${tool.description}\n${tool.prompt}`
+  const hint = tool.searchHint?.toLowerCase() ?? ""
+  const descriptionLower = description.toLowerCase()
   const entry: IndexEntry = {
     name: tool.name,
     nameLower: tool.name.toLowerCase(),
     parts,
     full: parts.join(" "),
     isMcp,
-    hint: tool.searchHint?.toLowerCase() ?? "",
-    description: description.toLowerCase()
+    hint,
+    description: descriptionLower,
+    hintWords: words(hint),
+    descriptionWords: words(descriptionLower)
   }
   indexEntries.set(tool, entry)
   return entry
@@ -232,12 +241,25 @@ export const searchTools = (
   const terms = queryLower.split(/\s+/).filter((term) => term !== "")
   const required = terms.filter((term) => term.startsWith("+") && term.length > 1).map((term) => term.slice(1))
   const scoring = [...new Set(terms.map((term) => (term.startsWith("+") && term.length > 1 ? term.slice(1) : term)))]
-  const patterns = new Map(scoring.map((term) => [term, new RegExp(`\\b${escapeRegExp(term)}\\b`)]))
+  // A term of word characters only matches as a whole word exactly when it is one of the text's words;
+  // other terms (`c++`, `read-file`) fall back to a word-boundary pattern.
+  const matchers = new Map(scoring.map((term) => {
+    if (/^[a-z0-9_]+$/.test(term)) {
+      return [term, {
+        hint: (entry: IndexEntry) => entry.hintWords.has(term),
+        description: (entry: IndexEntry) => entry.descriptionWords.has(term)
+      }]
+    }
+    const pattern = new RegExp(`\\b${escapeRegExp(term)}\\b`)
+    return [term, {
+      hint: (entry: IndexEntry) => entry.hint !== "" && pattern.test(entry.hint),
+      description: (entry: IndexEntry) => pattern.test(entry.description)
+    }]
+  }))
 
   const mentions = (entry: IndexEntry, term: string) => {
-    const pattern = patterns.get(term)!
-    return entry.parts.some((part) => part.includes(term)) || pattern.test(entry.description) ||
-      (entry.hint !== "" && pattern.test(entry.hint))
+    const matcher = matchers.get(term)!
+    return entry.parts.some((part) => part.includes(term)) || matcher.description(entry) || matcher.hint(entry)
   }
 
   const scored: Array<{ name: string; score: number; order: number }> = []
@@ -246,12 +268,12 @@ export const searchTools = (
     if (!required.every((term) => mentions(entry, term))) return
     let score = 0
     for (const term of scoring) {
-      const pattern = patterns.get(term)!
+      const matcher = matchers.get(term)!
       if (entry.parts.includes(term)) score += entry.isMcp ? 12 : 10
       else if (entry.parts.some((part) => part.includes(term))) score += entry.isMcp ? 6 : 5
       if (score === 0 && entry.full.includes(term)) score += 3
-      if (entry.hint !== "" && pattern.test(entry.hint)) score += 4
-      if (pattern.test(entry.description)) score += 2
+      if (matcher.hint(entry)) score += 4
+      if (matcher.description(entry)) score += 2
     }
     if (score > 0) scored.push({ name: tool.name, score, order })
   })
