@@ -130,7 +130,9 @@ const main = async () => {
   }
   const bare = await streamed(() =>
     new Promise<void>((resolve, reject) => {
-      const child = ChildProcess.spawn("bash", ["-c", "yes | head -c 1000000000"], { stdio: ["ignore", "pipe", "ignore"] })
+      const child = ChildProcess.spawn("bash", ["-c", "yes | head -c 1000000000"], {
+        stdio: ["ignore", "pipe", "ignore"]
+      })
       let bytes = 0
       child.stdout.on("data", (chunk: Buffer) => {
         bytes += chunk.length
