@@ -6,17 +6,16 @@
 import { Effect, Schema } from "effect"
 import { Tool, ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
-import { writeFileAtomic } from "../internal/atomicWrite.js"
 import { decode, encode, firstUnencodable } from "../internal/encoding.js"
 import type { TextEncoding } from "../internal/encoding.js"
 import type { TargetPath } from "../internal/freshness.js"
 import {
+  commitWrite,
   ensureFresh,
   ensureParentDirectory,
   fileDoesNotExist,
   precheckFresh,
   readBytes,
-  recordWrite,
   statIfExists,
   targetPath
 } from "../internal/freshness.js"
@@ -101,10 +100,7 @@ const writeText = (
     const unencodable = firstUnencodable(text, encoding)
     if (unencodable !== undefined) return yield* fail(unencodableMessage(target.resolved, unencodable))
     const bytes = encode(text, encoding, bom)
-    yield* writeFileAtomic(target.real, bytes).pipe(
-      Effect.mapError((error) => new ToolErrors.ToolError({ message: error.message }))
-    )
-    yield* recordWrite(context, target, bytes)
+    yield* commitWrite(context, target, bytes)
   })
 
 const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>

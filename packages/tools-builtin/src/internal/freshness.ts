@@ -1,8 +1,8 @@
 /**
  * Read-before-write for Write, Edit and NotebookEdit: an existing file may be changed only if the session
  * has read it and it has not changed on disk since (same content hash as recorded), and every successful
- * write records the new state so the next edit needs no re-read. Also the path and stat helpers the
- * writing tools share.
+ * write records the new state so the next edit needs no re-read. Also the path, stat and commit helpers
+ * the writing tools share.
  */
 import type { Stats } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -10,6 +10,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import { ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
+import { writeFileAtomic } from "./atomicWrite.js"
 import { hashContent, recordRead } from "./fileState.js"
 import { realPath, resolvePath } from "./paths.js"
 
@@ -114,6 +115,21 @@ export const recordWrite = (
     recordRead(context, target.resolved, bytes, mtimeMs)
     if (target.real !== target.resolved) recordRead(context, target.real, bytes, mtimeMs)
   })
+
+/**
+ * Replaces the file atomically and records the new bytes as read, as one uninterruptible step: an abort
+ * cannot leave a written file that the session believes it has not seen (or the other way round).
+ */
+export const commitWrite = (
+  context: ToolUseContext.ToolUseContext,
+  target: TargetPath,
+  bytes: Uint8Array
+): Effect.Effect<void, ToolErrors.ToolError> =>
+  writeFileAtomic(target.real, bytes).pipe(
+    Effect.mapError((error) => toolError(error.message)),
+    Effect.zipRight(recordWrite(context, target, bytes)),
+    Effect.uninterruptible
+  )
 
 /** "File does not exist" as the Read tool words it, so a model recognises it. */
 export const fileDoesNotExist = (context: ToolUseContext.ToolUseContext): string =>

@@ -6,10 +6,9 @@
 import { Effect, Either, Schema } from "effect"
 import { Tool, ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
-import { writeFileAtomic } from "../internal/atomicWrite.js"
 import { decode, encode } from "../internal/encoding.js"
 import type { TargetPath } from "../internal/freshness.js"
-import { ensureFresh, precheckFresh, readBytes, recordWrite, statIfExists, targetPath } from "../internal/freshness.js"
+import { commitWrite, ensureFresh, precheckFresh, readBytes, statIfExists, targetPath } from "../internal/freshness.js"
 import type { CellType } from "./notebook.js"
 import {
   detectLayout,
@@ -137,10 +136,7 @@ const editNotebook = (input: NotebookEditInput, context: ToolUseContext.ToolUseC
     }
 
     const updated = encode(serializeNotebook(notebook, layout), decoded.encoding, decoded.bom)
-    yield* writeFileAtomic(target.real, updated).pipe(
-      Effect.mapError((error) => new ToolErrors.ToolError({ message: error.message }))
-    )
-    yield* recordWrite(context, target, updated)
+    yield* commitWrite(context, target, updated)
     return { editMode: mode, cellId, newSource: input.new_source, notebookPath: target.resolved } satisfies
       NotebookEditOutput
   })

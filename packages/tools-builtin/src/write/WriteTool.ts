@@ -5,13 +5,12 @@
  */
 import { Effect, Schema } from "effect"
 import { Tool, ToolErrors } from "@toolwright/core"
-import { writeFileAtomic } from "../internal/atomicWrite.js"
 import {
+  commitWrite,
   ensureFresh,
   ensureParentDirectory,
   precheckFresh,
   readBytes,
-  recordWrite,
   statIfExists,
   targetPath
 } from "../internal/freshness.js"
@@ -60,10 +59,7 @@ export const WriteTool = Tool.make({
       else yield* ensureParentDirectory(target.real)
 
       const bytes = Buffer.from(input.content, "utf8")
-      yield* writeFileAtomic(target.real, bytes).pipe(
-        Effect.mapError((error) => new ToolErrors.ToolError({ message: error.message }))
-      )
-      yield* recordWrite(context, target, bytes)
+      yield* commitWrite(context, target, bytes)
       return { type: stats === undefined ? "create" : "update", filePath: target.resolved } satisfies WriteOutput
     }).pipe(Effect.withSpan("Write.call")),
   mapToolResult: (output: WriteOutput) =>
