@@ -1,0 +1,117 @@
+/**
+ * `toolwright mcp …` end to end: the bundled CLI editing a real `.mcp.json`, connecting to a real MCP
+ * server, `run` calling that server's tool, and `mcp serve` driven over stdio by the MCP SDK's client.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll } from "vitest"
+
+const cliDir = join(import.meta.dirname, "..")
+const bin = join(cliDir, "dist", "toolwright.mjs")
+const scripted = join(cliDir, "..", "mcp", "test", "fixtures", "scripted-server.mjs")
+let dir = ""
+
+beforeAll(() => {
+  const built = spawnSync(process.execPath, ["build.mjs"], { cwd: cliDir, encoding: "utf8" })
+  if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+  dir = mkdtempSync(join(tmpdir(), "tw-mcp-cli-"))
+  writeFileSync(join(dir, "notes.txt"), "first line\nsecond line\n")
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const toolwright = (...args: Array<string>) => {
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: dir }
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+describe("toolwright mcp", () => {
+  it("add, list, get, run and remove a server in the project's .mcp.json", () => {
+    writeFileSync(join(dir, ".mcp.json"), JSON.stringify({ owner: "kept", mcpServers: {} }))
+    const added = toolwright("mcp", "add", "scripted", "--cwd", dir, "--", process.execPath, scripted)
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.strictEqual(added.stdout, `Added stdio MCP server "scripted" to ${join(dir, ".mcp.json")}\n`)
+    const again = toolwright("mcp", "add", "scripted", "--cwd", dir, "--", "node")
+    assert.strictEqual(again.code, 2)
+    assert.include(again.stderr, `An MCP server named "scripted" already exists`)
+    const remote = toolwright("mcp", "add", "remote", "--cwd", dir, "--url", "http://127.0.0.1:9/mcp")
+    assert.strictEqual(remote.code, 0, remote.stderr)
+    assert.deepStrictEqual(JSON.parse(readFileSync(join(dir, ".mcp.json"), "utf8")), {
+      owner: "kept",
+      mcpServers: {
+        scripted: { type: "stdio", command: process.execPath, args: [scripted] },
+        remote: { type: "http", url: "http://127.0.0.1:9/mcp" }
+      }
+    })
+
+    const listed = toolwright("mcp", "list", "--cwd", dir, "--json")
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    const servers = JSON.parse(listed.stdout) as Array<{ name: string; state: string; tools: number; error?: string }>
+    assert.deepStrictEqual(servers.map((server) => [server.name, server.state]), [
+      ["scripted", "connected"],
+      ["remote", "failed"]
+    ])
+    assert.strictEqual(servers[0].tools, 8)
+    assert.match(servers[1].error ?? "", /fetch failed|ECONNREFUSED/)
+
+    const got = toolwright("mcp", "get", "scripted", "--cwd", dir)
+    assert.include(got.stdout, "  State: connected\n  Server: scripted 1.2.3\n")
+    assert.include(got.stdout, "    mcp__scripted__slow (read-only)\n")
+
+    const run = toolwright("run", "mcp__scripted__slow", "--input", `{"ms":50}`, "--cwd", dir, "--permission-mode", "bypassPermissions")
+    assert.strictEqual(run.code, 0, run.stderr)
+    assert.strictEqual(run.stdout, "slept 50 ms\n")
+    assert.include(run.stderr, `warning: MCP server "remote" failed:`)
+
+    const removed = toolwright("mcp", "remove", "remote", "--cwd", dir)
+    assert.strictEqual(removed.code, 0)
+    const missing = toolwright("mcp", "remove", "remote", "--cwd", dir)
+    assert.strictEqual(missing.code, 2)
+    assert.include(missing.stderr, `No MCP server named "remote" in ${join(dir, ".mcp.json")}.`)
+    assert.deepStrictEqual(Object.keys(JSON.parse(readFileSync(join(dir, ".mcp.json"), "utf8")).mcpServers), ["scripted"])
+  })
+
+  it.scopedLive("serve: an MCP client lists the built-in tools and calls them through the pipeline", () =>
+    Effect.gen(function*() {
+      const client = new Client({ name: "e2e", version: "1" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          client.connect(
+            new StdioClientTransport({
+              command: process.execPath,
+              args: [bin, "mcp", "serve", "--cwd", dir],
+              env: { ...process.env, HOME: dir } as Record<string, string>,
+              stderr: "ignore"
+            })
+          )
+        ),
+        () => Effect.promise(() => client.close())
+      )
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      const names = tools.map((tool) => tool.name)
+      assert.include(names, "Read")
+      assert.include(names, "Write")
+      assert.isFalse(names.some((name) => name.startsWith("mcp__")))
+      assert.strictEqual(tools.find((tool) => tool.name === "Read")?.annotations?.readOnlyHint, true)
+
+      const read = yield* Effect.promise(() =>
+        client.callTool({ name: "Read", arguments: { file_path: join(dir, "notes.txt") } })
+      )
+      assert.isUndefined(read.isError)
+      assert.include((read.content as Array<{ text: string }>)[0].text, "first line")
+
+      const write = yield* Effect.promise(() =>
+        client.callTool({ name: "Write", arguments: { file_path: join(dir, "new.txt"), content: "x" } })
+      )
+      assert.isTrue(write.isError)
+      assert.include((write.content as Array<{ text: string }>)[0].text, "so toolwright mcp serve cannot ask")
+    }))
+})
