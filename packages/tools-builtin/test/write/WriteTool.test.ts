@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ToolUseContext } from "@toolwright/core"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { isTempName } from "../../src/internal/atomicWrite.js"
 import { recordRead } from "../../src/internal/fileState.js"
 import { MODIFIED_MESSAGE, NOT_READ_MESSAGE } from "../../src/internal/freshness.js"
@@ -111,6 +111,28 @@ describe("Write", () => {
       yield* call("Write", { file_path: file, content: "#!/bin/sh\necho hi\n" }, context)
       assert.strictEqual(fs.statSync(file).mode & 0o777, 0o750)
       assert.deepStrictEqual(fs.readdirSync(dir).filter(isTempName), [])
+    }))
+
+  it.scopedLive("an aborted Write leaves the old or the new file, no temp file, and a read state that matches", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = path.join(dir, "big.txt")
+      const oldContent = "OLD HEADER\n" + "old\n".repeat(1_000_000)
+      const newContent = "NEW HEADER\n" + "new\n".repeat(1_000_000)
+      for (const delayMs of [0, 5, 20, 60]) {
+        const context = writableContext(dir)
+        writeFiles(dir, { "big.txt": oldContent })
+        recordRead(context, file, fs.readFileSync(file), fs.statSync(file).mtimeMs)
+        const fiber = yield* Effect.fork(call("Write", { file_path: file, content: newContent }, context))
+        yield* Effect.sleep(delayMs)
+        yield* Fiber.interrupt(fiber)
+        const now = fs.readFileSync(file, "utf8")
+        assert(now === oldContent || now === newContent, `after ${delayMs} ms the file is neither old nor new`)
+        assert.deepStrictEqual(fs.readdirSync(dir).filter(isTempName), [])
+        // Whatever happened, the session's view matches the disk: an Edit right away works.
+        const edit = yield* call("Edit", { file_path: file, old_string: now.slice(0, 11), new_string: "first\n" }, context)
+        assert.strictEqual(edit.result.is_error, undefined, edit.text)
+      }
     }))
 
   it.scopedLive("relative paths resolve against the cwd", () =>
