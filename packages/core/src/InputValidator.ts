@@ -84,6 +84,9 @@ export const describeIssues = (issue: ParseResult.ParseIssue): ReadonlyArray<str
         const issues = Array.isArray(current.issues) ? current.issues : [current.issues]
         // A union reports one failure per member: say what was expected of the whole value instead.
         if (SchemaAST.isUnion(current.ast) && current.ast.types.length > 1 && current.actual !== undefined) {
+          // ...unless the value had the right shape for exactly one member and failed inside it.
+          const deeper = issues.filter((child) => child._tag !== "Type")
+          if (deeper.length === 1) return visit(deeper[0], path)
           lines.push(typeLine(path, expectedType(current.ast), current.actual))
           return
         }
@@ -101,6 +104,10 @@ export const describeIssues = (issue: ParseResult.ParseIssue): ReadonlyArray<str
       case "Type": {
         if (SchemaAST.isTypeLiteral(current.ast) || SchemaAST.isTupleType(current.ast)) {
           lines.push(typeLine(path, expectedType(current.ast), current.actual))
+          return
+        }
+        if (SchemaAST.isRefinement(current.ast)) {
+          lines.push(`The parameter \`${renderPath(path)}\` is invalid: ${describeRefinement(current.ast, current.actual)}`)
           return
         }
         const custom = current.message
@@ -136,14 +143,18 @@ const typeLine = (path: ReadonlyArray<PropertyKey>, expected: string, actual: un
       providedType(actual)
     }\``
 
+const describeRefinement = (ast: SchemaAST.Refinement, actual: unknown): string => {
+  const described = SchemaAST.getDescriptionAnnotation(ast).pipe(
+    Option.orElse(() => SchemaAST.getIdentifierAnnotation(ast)),
+    Option.getOrElse(() => "a value that satisfies the schema")
+  )
+  return `expected ${described}, got ${JSON.stringify(actual)}`
+}
+
 const refinementMessage = (issue: ParseResult.Refinement): string => {
   const inner = issue.issue
   if (inner._tag === "Type" && inner.message !== undefined) return inner.message
-  const described = SchemaAST.getDescriptionAnnotation(issue.ast).pipe(
-    Option.orElse(() => SchemaAST.getIdentifierAnnotation(issue.ast)),
-    Option.getOrElse(() => "a value that satisfies the schema")
-  )
-  return `expected ${described}, got ${JSON.stringify(issue.actual)}`
+  return describeRefinement(issue.ast, issue.actual)
 }
 
 /** The message models already know: `InputValidationError: Read failed due to the following issues:`. */
@@ -181,7 +192,7 @@ export const decodeInput = (tool: Tool.Any, input: unknown): Effect.Effect<unkno
 }
 
 export const make: Service = {
-  validate: Effect.fn("InputValidator.validate")(function*(tool, input, context) {
+  validate: Effect.fnUntraced(function*(tool, input, context) {
     const decoded = yield* decodeInput(tool, input)
     yield* tool.validateInput(decoded, context).pipe(
       Effect.catchAllDefect((defect) =>

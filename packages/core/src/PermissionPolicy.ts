@@ -38,7 +38,7 @@ export class PermissionPolicy extends Context.Tag("@toolwright/core/PermissionPo
  * anything else asks. Rules from settings are the permissions module's layer.
  */
 export const basic: Service = {
-  decide: Effect.fn("PermissionPolicy.decide")(function*(tool, input, context, hook) {
+  decide: Effect.fnUntraced(function*(tool, input, context, hook) {
     const mode = context.permissionContext.mode
     if (hook.permissionDecision === "deny") {
       const message = hook.reason ?? `Permission to use ${tool.name} has been denied by a PreToolUse hook.`

@@ -160,7 +160,8 @@ export const make = Effect.gen(function*() {
             : failWith(`${toolName} failed inside the runtime: ${formatCause(cause)}`)
         ),
         Effect.orDie,
-        Effect.withSpan("ToolRuntime.execute", { attributes: { tool: toolName } })
+        // One span per call; stages are untraced because a span costs more than the whole pipeline.
+        Effect.withSpan("ToolRuntime.execute", { attributes: { tool: toolName }, captureStackTrace: false })
       )
     })
 
