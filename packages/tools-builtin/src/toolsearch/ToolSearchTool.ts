@@ -21,7 +21,12 @@ export const ToolSearchOutput = Schema.Struct({
 })
 export type ToolSearchOutput = typeof ToolSearchOutput.Type
 
-export const ToolSearchTool = Tool.make({
+// Type arguments spelled out: the output type comes from `call` alone, whatever `mapToolResult` says.
+export const ToolSearchTool = Tool.make<
+  typeof ToolSearch.TOOL_SEARCH_TOOL_NAME,
+  typeof ToolSearchInput,
+  ToolSearchOutput
+>({
   name: ToolSearch.TOOL_SEARCH_TOOL_NAME,
   description: Prompt.DESCRIPTION,
   prompt: Prompt.PROMPT,
