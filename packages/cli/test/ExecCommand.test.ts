@@ -247,4 +247,14 @@ describe("toolwright exec (in-process)", () => {
       yield* Fiber.interrupt(h.fiber)
       assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.is_error]), [["x", true], ["y", true]])
     }))
+
+  it.live("interrupted after EOF, while the last calls finish, it still flushes their results", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness("bypassPermissions")
+      yield* h.send(toolUse("x", "Look", "x"))
+      yield* h.input.end
+      yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.is_error]), [["x", true]])
+    }))
 })

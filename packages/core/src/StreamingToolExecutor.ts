@@ -6,7 +6,7 @@
  * executor's scope closing) interrupts `cancel` calls and lets `block` calls finish. Every added call ends
  * with exactly one tool_result, and no call outlives the executor's scope.
  */
-import { Effect, Exit, Fiber, FiberId, Mailbox, Option, Runtime, Scope, Stream } from "effect"
+import { Effect, Exit, Fiber, FiberId, Mailbox, Option, Predicate, Runtime, Scope, Stream } from "effect"
 import type { RuntimeEvent, ToolUseBlock } from "./Message.js"
 import * as Message from "./Message.js"
 import type * as Tool from "./Tool.js"
@@ -16,7 +16,10 @@ import { isConcurrencySafe, isReadOnly, ToolOrchestration } from "./ToolOrchestr
 import type { ToolUseContext } from "./ToolUseContext.js"
 
 export interface StreamingToolExecutor {
-  /** Adds a call as the model streams it; it starts now if `canExecuteTool` allows, else it queues. */
+  /**
+   * Adds a call as the model streams it; it starts now if `canExecuteTool` allows, else it queues. After
+   * `end`, or once the executor's scope has closed, nobody would read its result: it is ignored.
+   */
   readonly addTool: (toolUse: ToolUseBlock) => Effect.Effect<void>
   /** Adds the calls of a whole message, in order. */
   readonly addTools: (toolUses: ReadonlyArray<ToolUseBlock>) => Effect.Effect<void>
@@ -74,12 +77,10 @@ const DESCRIPTION_CHARS = 40
  */
 export const describeCall = (toolUse: ToolUseBlock): string => {
   const input = toolUse.input
-  const summary = typeof input === "object" && input !== null
-    ? ["command", "file_path", "pattern"].map((key) => (input as Record<string, unknown>)[key]).find((value) =>
-      typeof value === "string" && value.length > 0
-    )
-    : undefined
-  if (typeof summary !== "string") return toolUse.name
+  const summary = ["command", "file_path", "pattern"]
+    .map((key) => (Predicate.hasProperty(input, key) ? input[key] : undefined))
+    .find((value): value is string => typeof value === "string" && value.length > 0)
+  if (summary === undefined) return toolUse.name
   const cut = summary.length > DESCRIPTION_CHARS ? `${summary.slice(0, DESCRIPTION_CHARS)}\u2026` : summary
   return `${toolUse.name}(${cut})`
 }
@@ -244,7 +245,7 @@ export const make = (
     }
 
     const add = (toolUse: ToolUseBlock) => {
-      if (closed) return
+      if (closed || ended) return
       const tool = runtime.findTool(toolUse.name)
       const call: TrackedCall = {
         toolUse,

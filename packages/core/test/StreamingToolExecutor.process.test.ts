@@ -24,6 +24,16 @@ const livingInGroup = (pgid: number): Array<number> =>
     }
   })
 
+/** Waits (up to 2 s) until the group has at least, or at most, `count` living processes. */
+const waitForGroup = (pgid: number, count: number, bound: "at least" | "at most" = "at least") =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 200; i++) {
+      const living = livingInGroup(pgid).length
+      if (bound === "at least" ? living >= count : living <= count) return
+      yield* Effect.sleep("10 millis")
+    }
+  })
+
 /**
  * Runs `sh -c "sleep 100 & sleep 100"` in its own process group; releasing the scope kills the whole group
  * and waits for the shell to exit.
@@ -47,7 +57,10 @@ const makeSleeper = (spawned: Deferred.Deferred<number>) =>
               } catch {
                 resume(Effect.void)
               }
-            })
+            }).pipe(
+              // SIGKILL is delivered asynchronously: the scope is released once the whole group is gone.
+              Effect.zipRight(child.pid === undefined ? Effect.void : waitForGroup(child.pid, 0, "at most"))
+            )
         )
         yield* Deferred.succeed(spawned, child.pid ?? -1)
         return yield* Effect.async<string>((resume) => {
@@ -56,13 +69,6 @@ const makeSleeper = (spawned: Deferred.Deferred<number>) =>
       }))
   })
 
-const waitForGroup = (pgid: number, atLeast: number) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 200; i++) {
-      if (livingInGroup(pgid).length >= atLeast) return
-      yield* Effect.sleep("10 millis")
-    }
-  })
 
 describe("StreamingToolExecutor with real processes", () => {
   it.live("interrupting a call that runs `sh -c \"sleep 100 & sleep 100\"` leaves no process behind", () =>

@@ -218,8 +218,14 @@ export const run = (
     }
 
     let lineNumber = 0
-    yield* io.lines.pipe(
-      Stream.runForEach((text) => handle(++lineNumber, text)),
+    yield* Effect.gen(function*() {
+      yield* io.lines.pipe(Stream.runForEach((text) => handle(++lineNumber, text)))
+      // EOF: nobody is left to answer permission requests, so they are denied; what runs finishes.
+      yield* prompter.close("stdin was closed")
+      yield* executor.end
+      yield* Fiber.join(writer)
+    }).pipe(
+      // SIGINT/SIGTERM, whether still reading or already draining: abort as the user would, flush it all.
       Effect.onInterrupt(() =>
         Effect.gen(function*() {
           yield* prompter.close("the session was interrupted")
@@ -229,10 +235,6 @@ export const run = (
         })
       )
     )
-    // EOF: nobody is left to answer permission requests, so they are denied; what runs finishes.
-    yield* prompter.close("stdin was closed")
-    yield* executor.end
-    yield* Fiber.join(writer)
   }))
 
 const sessionId = Options.text("session-id").pipe(
