@@ -3,13 +3,27 @@
  * plugins), the runtime's stage layers and the session's `ToolUseContext`.
  */
 import { NodeContext } from "@effect/platform-node"
-import { PermissionPrompter, ToolExecutor, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import {
+  CommandHooks,
+  PermissionPolicy,
+  PermissionPrompter,
+  ToolExecutor,
+  ToolHooks,
+  ToolRegistry,
+  ToolRuntime,
+  ToolUseContext
+} from "@toolwright/core"
+import type { Settings } from "@toolwright/core"
 import type { Permission } from "@toolwright/core"
 import { McpClientManager, McpToolRegistry } from "@toolwright/mcp"
 import { BuiltinTools } from "@toolwright/tools-builtin"
+import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer, Option } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { UsageError } from "./CliError.js"
+import * as SettingsLoader from "./SettingsLoader.js"
+import * as TerminalPrompter from "./TerminalPrompter.js"
 
 export interface CommonOptions {
   readonly cwd: Option.Option<string>
@@ -19,28 +33,58 @@ export interface CommonOptions {
 
 export interface Session {
   readonly context: ToolUseContext.ToolUseContext
+  /** The merged settings the context was built from (rules with their files, hooks, env). */
+  readonly settings: Settings.Resolved
 }
 
-/** The session's context: cwd resolved, mode from the flag. */
-export const makeSession = (options: CommonOptions, sessionId?: string): Effect.Effect<Session> =>
-  Effect.sync(() => {
+/**
+ * The session's context from its settings: cwd resolved, user/project/local/`--settings` files merged,
+ * the mode flag over `defaultMode`; `env` and the command hooks ride on the context. Invalid settings
+ * fail with a usage error (exit 2) naming the file and the field.
+ */
+export const makeSession = (
+  options: CommonOptions,
+  sessionId?: string
+): Effect.Effect<Session, UsageError, FileSystem.FileSystem> =>
+  Effect.gen(function*() {
     const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
-    const mode = Option.getOrElse(options.permissionMode, () => "default" as const)
+    const home = os.homedir()
+    const settings = yield* SettingsLoader.load({
+      cwd,
+      home,
+      settingsFile: Option.getOrUndefined(options.settings),
+      permissionMode: Option.getOrUndefined(options.permissionMode)
+    })
     return {
+      settings,
       context: ToolUseContext.make({
         cwd,
-        homeDir: os.homedir(),
+        homeDir: home,
         ...(sessionId !== undefined ? { sessionId } : {}),
-        permissionContext: { mode, allow: [], deny: [], ask: [], additionalDirectories: [] }
+        permissionContext: settings.permissionContext,
+        env: settings.env,
+        commandHooks: settings.hooks
       })
     }
   })
 
+/**
+ * The stages settings drive: the rule-based policy ("allow always" written to settings.local.json,
+ * symlinks resolved) and the command hooks of each session's settings.
+ */
+export const settingsStages: Layer.Layer<PermissionPolicy.PermissionPolicy | ToolHooks.ToolHooks> = Layer.mergeAll(
+  PermissionPolicy.layerPersistent,
+  CommandHooks.layerFromContext
+).pipe(Layer.provide(NodeContext.layer))
+
 /** The registry of every tool the CLI offers. */
 export const registryLayer = ToolRegistry.layer([BuiltinTools.plugin]).pipe(Layer.provide(NodeContext.layer))
 
-/** The runtime with default stages over the CLI's registry. */
-export const runtimeLayer = ToolRuntime.layerDefault.pipe(Layer.provideMerge(registryLayer))
+/** The runtime over the CLI's registry: settings-driven stages, the terminal prompt when interactive. */
+export const runtimeLayer = ToolRuntime.layer.pipe(
+  Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, TerminalPrompter.layerAuto)),
+  Layer.provideMerge(registryLayer)
+)
 
 /**
  * The runtime over the CLI's registry with `prompter` answering permission asks instead of auto-deny
@@ -49,7 +93,7 @@ export const runtimeLayer = ToolRuntime.layerDefault.pipe(Layer.provideMerge(reg
  */
 export const runtimeLayerWith = <E, R>(prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>) =>
   ToolRuntime.layer.pipe(
-    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, prompter, ToolExecutor.layerConfig)),
+    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, prompter, ToolExecutor.layerConfig)),
     Layer.provideMerge(registryLayer)
   )
 
@@ -90,7 +134,11 @@ export const registryLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
 ) => McpToolRegistry.layer.pipe(Layer.provide(registryLayer), Layer.provideMerge(mcpLayer(options)))
 
-/** The runtime with default stages over `registryLayerFor`. */
+/** The runtime with default and settings-driven stages over `registryLayerFor`. */
 export const runtimeLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) => ToolRuntime.layerDefault.pipe(Layer.provideMerge(registryLayerFor(options)))
+) =>
+  ToolRuntime.layer.pipe(
+    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages)),
+    Layer.provideMerge(registryLayerFor(options))
+  )

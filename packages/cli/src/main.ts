@@ -5,6 +5,7 @@ import { Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit } from "effect"
 import * as ExecCommand from "./commands/ExecCommand.js"
+import * as PermissionsCommand from "./commands/PermissionsCommand.js"
 import * as McpCommand from "./commands/McpCommand.js"
 import * as RunCommand from "./commands/RunCommand.js"
 import * as ToolsCommand from "./commands/ToolsCommand.js"
@@ -13,7 +14,13 @@ export const VERSION = "0.1.0"
 
 export const root = Command.make("toolwright").pipe(
   Command.withDescription("Run LLM tools the way Claude Code does: list them, run them, serve them"),
-  Command.withSubcommands([ToolsCommand.command, RunCommand.command, ExecCommand.command, McpCommand.command])
+  Command.withSubcommands([
+    ToolsCommand.command,
+    RunCommand.command,
+    ExecCommand.command,
+    McpCommand.command,
+    PermissionsCommand.command
+  ])
 )
 
 const cli = Command.run(root, { name: "toolwright", version: VERSION })

@@ -15,10 +15,11 @@ import * as ToolHooks from "./ToolHooks.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
 
 export interface Options {
-  readonly hooks: ReadonlyArray<CommandHook>
+  /** The hooks to run; when absent, each call runs its session's `context.commandHooks`. */
+  readonly hooks?: ReadonlyArray<CommandHook>
   /** Set as TOOLWRIGHT_PROJECT_DIR and CLAUDE_PROJECT_DIR; the call's cwd when absent. */
   readonly projectDir?: string
-  /** Settings `env`, added to the hook's environment. */
+  /** Settings `env`, added to the hook's environment; the call's `context.env` when absent. */
   readonly env?: Readonly<Record<string, string>>
   /** The shell that runs each command line. */
   readonly shell?: string
@@ -140,13 +141,26 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
   Effect.gen(function*() {
     const executor = yield* CommandExecutor.CommandExecutor
     const shell = options.shell ?? "/bin/sh"
-    const compiled = options.hooks.map((hook) => ({ hook, matches: ToolHooks.compileMatcher(hook.matcher) }))
+    const compile = (hooks: ReadonlyArray<CommandHook>) =>
+      hooks.map((hook) => ({ hook, matches: ToolHooks.compileMatcher(hook.matcher) }))
+    const fixed = options.hooks === undefined ? undefined : compile(options.hooks)
+    const perSession = new WeakMap<ReadonlyArray<CommandHook>, ReturnType<typeof compile>>()
+    const compiledFor = (context: ToolUseContext) => {
+      if (fixed !== undefined) return fixed
+      const hooks = context.commandHooks ?? []
+      let compiled = perSession.get(hooks)
+      if (compiled === undefined) {
+        compiled = compile(hooks)
+        perSession.set(hooks, compiled)
+      }
+      return compiled
+    }
 
     /** The hooks of an event matching a tool, identical command lines once. */
-    const matching = (event: string, toolName: string): ReadonlyArray<CommandHook> => {
+    const matching = (event: string, toolName: string, context: ToolUseContext): ReadonlyArray<CommandHook> => {
       const seen = new Set<string>()
       const out: Array<CommandHook> = []
-      for (const { hook, matches } of compiled) {
+      for (const { hook, matches } of compiledFor(context)) {
         if (hook.event !== event || !matches(toolName) || seen.has(hook.command)) continue
         seen.add(hook.command)
         out.push(hook)
@@ -157,9 +171,10 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
     /** Runs one hook; `undefined` when it could not start, or was killed at its timeout (no say either way). */
     const run = (hook: CommandHook, payload: unknown, context: ToolUseContext): Effect.Effect<HookRun | undefined> => {
       const projectDir = options.projectDir ?? context.cwd
+      const env = { ...(options.env ?? context.env), TOOLWRIGHT_PROJECT_DIR: projectDir, CLAUDE_PROJECT_DIR: projectDir }
       const command = Command.make(shell, "-c", hook.command).pipe(
         Command.workingDirectory(context.cwd),
-        Command.env({ ...options.env, TOOLWRIGHT_PROJECT_DIR: projectDir, CLAUDE_PROJECT_DIR: projectDir }),
+        Command.env(env),
         Command.feed(JSON.stringify(payload))
       )
       const once = Effect.scoped(
@@ -210,7 +225,7 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
       interpret: (hook: CommandHook, run: HookRun) => Effect.Effect<A>
     ): Effect.Effect<ReadonlyArray<A>> =>
       Effect.forEach(
-        matching(event, tool.name),
+        matching(event, tool.name, context),
         (hook) =>
           Effect.flatMap(run(hook, payload, context), (done) =>
             done === undefined ? Effect.succeed(Option.none<A>()) : Effect.map(interpret(hook, done), Option.some)),
@@ -251,6 +266,9 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
 /** Command hooks from settings as the hook stage. */
 export const layer = (options: Options): Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> =>
   Layer.effect(ToolHooks.ToolHooks, make(options))
+
+/** The command hooks each session's settings carry (`context.commandHooks`), with its `env`: the CLI's stage. */
+export const layerFromContext: Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> = layer({})
 
 /** Command hooks and an embedder's programmatic hooks together, combined with the same precedence. */
 export const layerWithProgrammatic = (

@@ -3,6 +3,7 @@
  * context and the session's read-file state. Abort is fiber interruption, so it is not a field.
  */
 import type { PermissionContext } from "./Permission.js"
+import type { CommandHook } from "./Settings.js"
 import { emptyPermissionContext } from "./Permission.js"
 
 /** What Read recorded about a file, so Write and Edit can refuse to clobber a file changed since. */
@@ -43,6 +44,8 @@ export interface ToolUseContext {
   readonly toolUseId: string
   /** Settings `env`: variables for the processes tools start (Bash merges them over its own environment). */
   readonly env?: Readonly<Record<string, string>>
+  /** The command hooks of the session's settings, run by `CommandHooks.layerFromContext`. */
+  readonly commandHooks?: ReadonlyArray<CommandHook>
 }
 
 export interface MakeOptions {
@@ -54,6 +57,7 @@ export interface MakeOptions {
   readonly permissionContext?: PermissionContext
   readonly readFileState?: ReadFileState
   readonly env?: Readonly<Record<string, string>>
+  readonly commandHooks?: ReadonlyArray<CommandHook>
 }
 
 /** `~/.toolwright/projects/<cwd with every separator and dot replaced by ->`, as Claude Code names them. */
@@ -68,7 +72,8 @@ export const make = (options: MakeOptions): ToolUseContext => ({
   permissionContext: options.permissionContext ?? emptyPermissionContext(),
   readFileState: options.readFileState ?? new ReadFileState(),
   toolUseId: "",
-  ...(options.env !== undefined ? { env: options.env } : {})
+  ...(options.env !== undefined ? { env: options.env } : {}),
+  ...(options.commandHooks !== undefined ? { commandHooks: options.commandHooks } : {})
 })
 
 /** The context for one call of the session. */
