@@ -123,7 +123,7 @@ export interface Options<Name extends string, Input extends Schema.Schema.AnyNoC
   readonly source?: Source
   readonly mcpInfo?: McpInfo
   readonly call: (input: InputOf<Input>, context: ToolUseContext) => Effect.Effect<Output, unknown, R>
-  readonly mapToolResult?: (output: NoInfer<Output>, toolUseId: string) => ToolResultContent
+  readonly mapToolResult?: (output: Output, toolUseId: string) => ToolResultContent
   readonly isEnabled?: () => boolean
   readonly isConcurrencySafe?: (input: InputOf<Input>) => boolean
   readonly isReadOnly?: (input: InputOf<Input>) => boolean
