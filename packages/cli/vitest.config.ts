@@ -4,6 +4,7 @@ export default defineProject({
   test: {
     name: "cli",
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 30_000
   }
 })

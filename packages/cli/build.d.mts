@@ -1,0 +1,2 @@
+export declare const external: ReadonlyArray<string>
+export declare const build: () => Promise<void>
