@@ -9,16 +9,6 @@ import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
 import { registryLayerFor } from "../CliRuntime.js"
 
-const describeTool = (registry: ToolRegistry.Service, tool: Tool.Any) => ({
-  name: tool.name,
-  aliases: tool.aliases,
-  description: tool.description,
-  readOnly: tool.isReadOnly(undefined),
-  concurrencySafe: tool.isConcurrencySafe(undefined),
-  source: tool.source,
-  plugin: Option.getOrUndefined(Option.map(registry.pluginOf(tool.name), (plugin) => plugin.name))
-})
-
 const safely = (check: () => boolean): boolean => {
   try {
     return check()
@@ -31,12 +21,16 @@ export const list = Command.make("list", { json: CliOptions.json, cwd: CliOption
   Effect.gen(function*() {
     const registry = yield* ToolRegistry.ToolRegistry
     const rows = registry.tools.map((tool) => {
-      // Read-only and concurrency-safe may depend on the input; with none, a tool answers for its default.
-      const described = describeTool(registry, tool)
+      // Read-only and concurrency-safe may depend on the input; given none, a tool answers for its
+      // default, and one that cannot answer without input is listed as neither (the safe reading).
       return {
-        ...described,
+        name: tool.name,
+        aliases: tool.aliases,
+        description: tool.description,
         readOnly: safely(() => tool.isReadOnly({})),
-        concurrencySafe: safely(() => tool.isConcurrencySafe({}))
+        concurrencySafe: safely(() => tool.isConcurrencySafe({})),
+        source: tool.source,
+        plugin: Option.getOrUndefined(Option.map(registry.pluginOf(tool.name), (plugin) => plugin.name))
       }
     })
     if (json) {

@@ -1,0 +1,131 @@
+// `toolwright run` and `toolwright tools` end to end: the bundled binary on real files.
+import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const bin = join(import.meta.dirname, "..", "dist", "toolwright.mjs")
+
+const toolwright = (args: ReadonlyArray<string>, options: { cwd?: string; input?: string } = {}) => {
+  const home = mkdtempSync(join(tmpdir(), "tw-home-"))
+  try {
+    const result = spawnSync(process.execPath, [bin, ...args], {
+      cwd: options.cwd ?? process.cwd(),
+      input: options.input ?? "",
+      encoding: "utf8",
+      env: { ...process.env, HOME: home, CI: "1" }
+    })
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+  } finally {
+    rmSync(home, { recursive: true, force: true })
+  }
+}
+
+const withDir = (body: (dir: string) => void) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), "tw-run-")))
+  try {
+    body(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+describe("toolwright run", () => {
+  it("runs Read through the pipeline and prints the result; --json prints the tool_result block", () =>
+    withDir((dir) => {
+      writeFileSync(join(dir, "notes.txt"), "alpha\nbeta\n")
+      const text = toolwright(["run", "Read", "--cwd", dir, "--input", JSON.stringify({ file_path: "notes.txt" })])
+      assert.strictEqual(text.code, 0)
+      assert.strictEqual(text.stdout, "1\talpha\n2\tbeta\n")
+      const json = toolwright(["run", "Read", "--json", "--cwd", dir, "--input", JSON.stringify({ file_path: "notes.txt" })])
+      assert.strictEqual(json.code, 0)
+      const block = JSON.parse(json.stdout)
+      assert.strictEqual(block.type, "tool_result")
+      assert.strictEqual(block.content, "1\talpha\n2\tbeta")
+      assert.isUndefined(block.is_error)
+    }))
+
+  it("reads the input from stdin with --input -", () =>
+    withDir((dir) => {
+      writeFileSync(join(dir, "a.txt"), "from stdin\n")
+      const result = toolwright(["run", "Read", "--cwd", dir, "--input", "-"], { input: `{"file_path":"a.txt"}` })
+      assert.strictEqual(result.code, 0)
+      assert.strictEqual(result.stdout, "1\tfrom stdin\n")
+    }))
+
+  it("exits 1 when the result is an error, with the text a model reads", () =>
+    withDir((dir) => {
+      const result = toolwright(["run", "Read", "--json", "--cwd", dir, "--input", `{"file_path":"missing.txt"}`])
+      assert.strictEqual(result.code, 1)
+      assert.deepStrictEqual(JSON.parse(result.stdout), {
+        type: "tool_result",
+        tool_use_id: JSON.parse(result.stdout).tool_use_id,
+        content: `<tool_use_error>File does not exist. Note: your current working directory is ${dir}.</tool_use_error>`,
+        is_error: true
+      })
+    }))
+
+  it("exits 1 on invalid input, listing every problem", () =>
+    withDir((dir) => {
+      const result = toolwright(["run", "Read", "--cwd", dir, "--input", `{"limit":"x","bogus":1}`])
+      assert.strictEqual(result.code, 1)
+      assert.strictEqual(
+        result.stdout,
+        "<tool_use_error>InputValidationError: Read failed due to the following issues:\n" +
+          "The required parameter `file_path` is missing\n" +
+          "The parameter `limit` type is expected as `number` but provided as `string`\n" +
+          "An unexpected parameter `bogus` was provided</tool_use_error>\n"
+      )
+    }))
+
+  it("exits 2 on usage errors: bad JSON, an unknown tool, a missing argument", () =>
+    withDir((dir) => {
+      const badJson = toolwright(["run", "Read", "--cwd", dir, "--input", "{bad"])
+      assert.strictEqual(badJson.code, 2)
+      assert.match(badJson.stderr, /^Error: --input is not valid JSON: .*Pass the tool's input as a JSON object/)
+      assert.strictEqual(badJson.stdout, "")
+      const unknown = toolwright(["run", "Nope", "--cwd", dir])
+      assert.strictEqual(unknown.code, 2)
+      assert.strictEqual(
+        unknown.stderr,
+        "Error: No such tool: Nope. Run `toolwright tools list` to see the available tools.\n"
+      )
+      assert.strictEqual(toolwright(["run"]).code, 2)
+      assert.strictEqual(toolwright(["frobnicate"]).code, 2)
+    }))
+
+  it("asks for a writing tool and, with nobody to answer, denies without hanging", () =>
+    withDir((dir) => {
+      const result = toolwright(["run", "Write", "--cwd", dir, "--input", JSON.stringify({ file_path: "x.txt", content: "x" })])
+      assert.strictEqual(result.code, 1)
+      assert.match(result.stdout, /^Permission to use Write was not granted: /)
+      assert.match(result.stdout, /No one can answer a permission prompt here/)
+    }))
+})
+
+describe("toolwright tools", () => {
+  it("lists the built-in tools with their traits", () => {
+    const result = toolwright(["tools", "list", "--json"])
+    assert.strictEqual(result.code, 0)
+    const rows: Array<{ name: string; readOnly: boolean; source: string }> = JSON.parse(result.stdout)
+    const byName = new Map(rows.map((row) => [row.name, row]))
+    for (const name of ["Read", "Glob", "Grep", "Write", "Edit", "Bash"]) assert.isTrue(byName.has(name), name)
+    assert.strictEqual(byName.get("Read")?.readOnly, true)
+    assert.strictEqual(byName.get("Write")?.readOnly, false)
+    assert.strictEqual(byName.get("Read")?.source, "builtin")
+    const names = rows.filter((row) => row.source === "builtin").map((row) => row.name)
+    assert.deepStrictEqual(names, [...names].sort())
+  })
+
+  it("prints the JSON Schema a model is sent", () => {
+    const result = toolwright(["tools", "schema", "Read"])
+    assert.strictEqual(result.code, 0)
+    const schema = JSON.parse(result.stdout)
+    assert.strictEqual(schema.type, "object")
+    assert.deepStrictEqual(schema.required, ["file_path"])
+    assert.strictEqual(schema.properties.file_path.type, "string")
+    assert.strictEqual(schema.additionalProperties, false)
+    assert.strictEqual(toolwright(["tools", "schema", "Nope"]).code, 2)
+  })
+})
