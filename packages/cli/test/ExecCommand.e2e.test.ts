@@ -1,0 +1,129 @@
+/**
+ * `toolwright exec` end to end: the bundled CLI as a child process, JSON lines on its real stdin and
+ * stdout, real built-in tools on real files, and real signals.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createInterface } from "node:readline"
+import { afterAll, beforeAll } from "vitest"
+
+const cliDir = join(import.meta.dirname, "..")
+const bin = join(cliDir, "dist", "toolwright.mjs")
+let dir = ""
+
+beforeAll(() => {
+  // The project's globalSetup builds the bundle once for every CLI test; build here only when it is missing.
+  if (!existsSync(bin)) {
+    const built = spawnSync(process.execPath, ["build.mjs"], { cwd: cliDir, encoding: "utf8" })
+    if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stderr}`)
+  }
+  dir = mkdtempSync(join(tmpdir(), "tw-exec-"))
+  writeFileSync(join(dir, "tiny.txt"), "hello\nworld\n")
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+type Line = Record<string, unknown>
+
+/** The CLI with its output lines parsed as they come; `next` waits for a line matching a predicate. */
+const startExec = (args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [bin, "exec", ...args], {
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      const lines: Array<Line> = []
+      const raw: Array<string> = []
+      let stderr = ""
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+      createInterface({ input: child.stdout }).on("line", (line) => {
+        raw.push(line)
+        lines.push(JSON.parse(line) as Line)
+      })
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      const send = (value: unknown) => Effect.sync(() => void child.stdin.write(`${JSON.stringify(value)}\n`))
+      const next = (predicate: (line: Line) => boolean) =>
+        Effect.gen(function*() {
+          for (let i = 0; i < 1500; i++) {
+            const found = lines.find(predicate)
+            if (found) return found
+            if (child.exitCode !== null || child.signalCode !== null) break
+            yield* Effect.sleep("10 millis")
+          }
+          return assert.fail(`no such line from exec; stdout: ${raw.join("\n")}; stderr: ${stderr}`)
+        })
+      const exit = Effect.promise(() => exited)
+      return { child, lines, raw, send, next, exit, stderr: () => stderr }
+    }),
+    ({ child }) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
+  )
+
+describe("toolwright exec (the built CLI)", () => {
+  it.scopedLive("ready first, a Read, a permission round trip for Bash, EOF exits 0 with only JSON on stdout", () =>
+    Effect.gen(function*() {
+      const exec = yield* startExec(["--cwd", dir, "--session-id", "sess-e2e"])
+      const ready = yield* exec.next((line) => line.type === "ready")
+      assert.deepStrictEqual(ready, { type: "ready", session_id: "sess-e2e", cwd: dir, permission_mode: "default" })
+      yield* exec.send({ type: "tool_use", id: "r1", name: "Read", input: { file_path: join(dir, "tiny.txt") } })
+      const read = yield* exec.next((line) => line.type === "tool_result" && line.tool_use_id === "r1")
+      assert.deepStrictEqual({ ...read, duration_ms: typeof read.duration_ms }, {
+        type: "tool_result",
+        tool_use_id: "r1",
+        content: "1\thello\n2\tworld",
+        is_error: false,
+        duration_ms: "number"
+      })
+      yield* exec.send({ type: "tool_use", id: "b1", name: "Bash", input: { command: "echo from-bash > out.txt && cat out.txt" } })
+      const request = yield* exec.next((line) => line.type === "permission_request" && line.tool_use_id === "b1")
+      assert.strictEqual(request.tool_name, "Bash")
+      yield* exec.send({ type: "permission_response", tool_use_id: "b1", behavior: "allow" })
+      const bash = yield* exec.next((line) => line.type === "tool_result" && line.tool_use_id === "b1")
+      assert.strictEqual(bash.is_error, false)
+      assert.strictEqual(bash.content, "from-bash")
+      yield* Effect.sync(() => exec.child.stdin.write("not json\n"))
+      const error = yield* exec.next((line) => line.type === "error")
+      assert.strictEqual(error.line, 4)
+      yield* Effect.sync(() => exec.child.stdin.end())
+      assert.strictEqual(yield* exec.exit, 0)
+      assert.deepStrictEqual(exec.lines.map((line) => line.type), [
+        "ready",
+        "tool_result",
+        "permission_request",
+        "tool_result",
+        "error"
+      ])
+    }))
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it.scopedLive(`${signal} interrupts a running call, flushes its result and the queued one's, and exits`, () =>
+      Effect.gen(function*() {
+        const exec = yield* startExec(["--cwd", dir])
+        yield* exec.next((line) => line.type === "ready")
+        const marker = join(dir, `started-${signal}`)
+        yield* exec.send({
+          role: "assistant",
+          content: [
+            { type: "tool_use", id: "s1", name: "Bash", input: { command: `touch ${marker} && sleep 30` } },
+            { type: "tool_use", id: "s2", name: "Read", input: { file_path: join(dir, "tiny.txt") } }
+          ]
+        })
+        yield* exec.next((line) => line.type === "permission_request" && line.tool_use_id === "s1")
+        yield* exec.send({ type: "permission_response", tool_use_id: "s1", behavior: "allow" })
+        for (let i = 0; i < 500 && !existsSync(marker); i++) yield* Effect.sleep("10 millis")
+        assert.isTrue(existsSync(marker), `the Bash call started; stdout: ${exec.raw.join("\n")}`)
+        yield* Effect.sync(() => exec.child.kill(signal))
+        yield* exec.exit
+        const results = exec.lines.filter((line) => line.type === "tool_result")
+        assert.deepStrictEqual(results.map((r) => [r.tool_use_id, r.is_error]), [["s1", true], ["s2", true]])
+        assert.strictEqual(
+          results[1].content,
+          `<tool_use_error>Interrupted by user: Read(${join(dir, "tiny.txt")}) was not run. Wait for the user to tell you how to proceed.</tool_use_error>`
+        )
+        // Whether Bash itself reports the interruption or the executor does, the model reads that it was stopped.
+        assert.match(String(results[0].content), /interrupted|Interrupted/)
+      }))
+  }
+})
