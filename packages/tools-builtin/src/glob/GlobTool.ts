@@ -9,7 +9,8 @@ import { Tool, ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Effect, Schema } from "effect"
 import picomatch from "picomatch"
-import { displayPath, newestFirst } from "../internal/fileList.js"
+import type { Dated } from "../internal/fileList.js"
+import { dated, displayPath, sortNewestFirst } from "../internal/fileList.js"
 import { expandHome, realPath, resolvePath } from "../internal/paths.js"
 import * as Ripgrep from "../internal/ripgrep.js"
 import * as Prompt from "./prompt.js"
@@ -74,12 +75,18 @@ const glob = Effect.fn("Glob.call")(function*(input: GlobInput, context: ToolUse
   if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) {
     return { filenames: [], numFiles: 0, truncated: false } satisfies GlobOutput
   }
-  const result = yield* Ripgrep.run(["--files", ...Ripgrep.commonArgs], {
+  // Matched files are dated as rg lists them, so the stats overlap rg's walk instead of following it.
+  const found: Array<Dated> = []
+  yield* Ripgrep.run(["--files", ...Ripgrep.commonArgs], {
     cwd: root,
-    accept: matches,
+    accept: (relative) => {
+      if (!matches(relative)) return false
+      found.push(dated(path.join(root, relative)))
+      return true
+    },
     progressEvery: Ripgrep.PROGRESS_INTERVAL
   }).pipe(Effect.flatMap(Ripgrep.checkExit), Effect.scoped)
-  const sorted = newestFirst(result.lines.map((relative) => path.join(root, relative)))
+  const sorted = sortNewestFirst(found)
   const shown = sorted.slice(0, Prompt.MAX_RESULTS).map((file) => displayPath(context.cwd, file))
   return { filenames: shown, numFiles: shown.length, truncated: sorted.length > Prompt.MAX_RESULTS } satisfies
     GlobOutput

@@ -8,7 +8,8 @@ import * as path from "node:path"
 import { Tool, ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Effect, Schema } from "effect"
-import { displayPath, newestFirst } from "../internal/fileList.js"
+import type { Dated } from "../internal/fileList.js"
+import { dated, displayPath, sortNewestFirst } from "../internal/fileList.js"
 import { realPath, resolvePath } from "../internal/paths.js"
 import * as Ripgrep from "../internal/ripgrep.js"
 import * as Prompt from "./prompt.js"
@@ -134,8 +135,18 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
   const limit = input.head_limit ?? Prompt.DEFAULT_HEAD_LIMIT
   const offset = input.offset ?? 0
   const countScanned = fileCounter(mode)
+  // File lists are dated as rg finds them, so the stats overlap rg's search instead of following it.
+  const found: Array<Dated> = []
   const result = yield* Ripgrep.run(buildArgs(input, target), {
     cwd: context.cwd,
+    ...(mode === "files_with_matches"
+      ? {
+        accept: (line: string) => {
+          found.push(dated(path.resolve(context.cwd, line)))
+          return true
+        }
+      }
+      : {}),
     progressEvery: Ripgrep.PROGRESS_INTERVAL,
     progressKey: "filesWithMatches",
     // One more line than shown tells whether head_limit cut anything.
@@ -162,7 +173,7 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
     return { mode, content: items.join("\n"), numMatches, numFiles, appliedLimit, appliedOffset } satisfies
       GrepOutput
   }
-  const sorted = newestFirst(result.lines.map((line) => path.resolve(context.cwd, line)))
+  const sorted = sortNewestFirst(found)
   const { appliedLimit, items } = applyHeadLimit(sorted, limit, offset)
   return {
     mode,
