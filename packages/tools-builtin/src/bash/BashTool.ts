@@ -7,11 +7,12 @@
 import * as path from "node:path"
 import { Permission, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
-import { Config, ConfigError, Effect, Schema } from "effect"
+import { Config, ConfigError, Data, Effect, Schema } from "effect"
 import { realPath, resolvePath } from "../internal/paths.js"
 import * as CommandSemantics from "./commandSemantics.js"
 import * as Prompt from "./prompt.js"
 import * as ShellProcess from "./ShellProcess.js"
+import { Sandbox } from "./Sandbox.js"
 import { ShellState } from "./ShellState.js"
 import { TaskManager } from "../tasks/TaskManager.js"
 
@@ -120,6 +121,16 @@ const spoolPathFor = (context: ToolUseContext.ToolUseContext): string =>
     `bash-${context.toolUseId === "" ? crypto.randomUUID() : context.toolUseId}.txt`
   )
 
+/** The refusal of a sandbox that is enabled but cannot run, carried through the spawn as its own error. */
+class SandboxRefused extends Data.TaggedError("SandboxRefused")<{ readonly message: string }> {}
+
+/** How a command line is wrapped: by the sandbox when it is on, not at all otherwise. */
+const sandboxWrap = (sandbox: Sandbox["Type"], cwd: string) =>
+  sandbox.enabled
+    ? (script: string) =>
+      sandbox.wrap(script, cwd).pipe(Effect.mapError((e) => new SandboxRefused({ message: e.message })))
+    : undefined
+
 /** Runs a command in the foreground; failures (exit code, timeout) are ToolErrors with the output. */
 export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseContext) =>
   Effect.gen(function*() {
@@ -127,9 +138,11 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
     const progress = yield* ToolProgress.ToolProgress
     const { defaultTimeoutMs, maxOutputChars } = yield* loadLimits
     const timeoutMs = input.timeout ?? defaultTimeoutMs
+    const sandbox = yield* Sandbox
     const cwd = yield* shell.cwd(context)
     const result = yield* ShellProcess.run({
       command: input.command,
+      wrap: sandboxWrap(sandbox, cwd),
       cwd,
       env: shell.env(),
       graceMs: shell.killGraceMs,
@@ -150,7 +163,8 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
           } satisfies BashProgress
         )
     }).pipe(
-      Effect.catchTag("SpawnError", (error) => fail(`Bash could not start the command in ${cwd}: ${error.message}`))
+      Effect.catchTag("SpawnError", (error) => fail(`Bash could not start the command in ${cwd}: ${error.message}`)),
+      Effect.catchTag("SandboxRefused", (error) => fail(error.message))
     )
     const cwdReset = yield* shell.update(context, result.finalCwd)
     const output: BashOutput = {
@@ -167,7 +181,10 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       return yield* fail(joinLines(`Command timed out after ${seconds(timeoutMs)}`, renderOutput(output)))
     }
     const code = ShellProcess.exitCodeOf(result.status)
-    if (code !== 0) return yield* fail(joinLines(`Exit code ${code}`, renderOutput(output)))
+    if (code !== 0) {
+      const shown = sandbox.enabled ? { ...output, output: sandbox.annotate(input.command, output.output) } : output
+      return yield* fail(joinLines(`Exit code ${code}`, renderOutput(shown)))
+    }
     return output
   })
 
@@ -178,14 +195,20 @@ export const runInBackground = (input: BashInput, context: ToolUseContext.ToolUs
   Effect.gen(function*() {
     const shell = yield* ShellState
     const tasks = yield* TaskManager
+    const sandbox = yield* Sandbox
+    const cwd = yield* shell.cwd(context)
     const task = yield* tasks.start({
+      wrap: sandboxWrap(sandbox, cwd),
       sessionId: context.sessionId,
       command: input.command,
       description: input.description,
-      cwd: yield* shell.cwd(context),
+      cwd,
       env: shell.env(),
       graceMs: shell.killGraceMs
-    }).pipe(Effect.catchTag("TaskStartError", (error) => fail(error.message)))
+    }).pipe(Effect.catchTags({
+      TaskStartError: (error) => fail(error.message),
+      SandboxRefused: (error) => fail(error.message)
+    }))
     return { _tag: "BackgroundStarted", taskId: task.id, outputFile: task.outputFile } satisfies BackgroundStarted
   })
 
@@ -246,7 +269,7 @@ export const checkPermissions = (input: BashInput, context: ToolUseContext.ToolU
   })
 
 /** What running a command needs: the session's shell, the task manager, and the call's progress. */
-type Requirements = ShellState | TaskManager | ToolProgress.ToolProgress
+type Requirements = ShellState | TaskManager | Sandbox | ToolProgress.ToolProgress
 
 export const BashTool = Tool.make({
   name: "Bash",
@@ -268,6 +291,9 @@ export const BashTool = Tool.make({
   isConcurrencySafe: (input) => CommandSemantics.analyze(input.command).readOnly,
   ruleSubjects: (input, context) => ruleSubjects(input.command, context.cwd),
   checkPermissions: (input, context) => checkPermissions(input, context),
-  call: (input, context): Effect.Effect<BashResult, ToolErrors.ToolError, Requirements> =>
+  call: (
+    input: BashInput,
+    context: ToolUseContext.ToolUseContext
+  ): Effect.Effect<BashResult, ToolErrors.ToolError, Requirements> =>
     input.run_in_background === true ? runInBackground(input, context) : runForeground(input, context)
 })

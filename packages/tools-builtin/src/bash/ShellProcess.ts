@@ -27,6 +27,12 @@ const WRAPPER = [
   "eval \"$__toolwright_command\""
 ].join("\n")
 
+/** Where shells leave their final cwd: one directory, so a sandbox can make exactly it writable. */
+export const shellStateDir = (): string => path.join(os.tmpdir(), `toolwright-shell-${process.getuid?.() ?? 0}`)
+
+/** A word bash reads back as exactly `text`. */
+const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`
+
 /**
  * Whether any live process of the group is still there. `kill(-pgid, 0)` also sees zombies, which a
  * container's init may never reap; on Linux `/proc` tells them apart, so a group of zombies counts as gone.
@@ -87,7 +93,7 @@ export const killGroup = (pgid: number, graceMs: number): Effect.Effect<void> =>
     }
   }).pipe(Effect.uninterruptible)
 
-export interface SpawnOptions {
+export interface SpawnOptions<E = never> {
   readonly command: string
   readonly cwd: string
   readonly env: Readonly<Record<string, string | undefined>>
@@ -95,6 +101,8 @@ export interface SpawnOptions {
   readonly output: { readonly _tag: "Pipe" } | { readonly _tag: "File"; readonly fd: number }
   /** The grace between SIGTERM and SIGKILL when the group is killed. */
   readonly graceMs: number
+  /** Turns the bash command line into the one to run (the sandbox); the line itself when absent. */
+  readonly wrap?: ((script: string) => Effect.Effect<string, E>) | undefined
 }
 
 /** How the leader ended. */
@@ -128,9 +136,13 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly messag
  * Starts the command in a new process group, bound to the current scope: when the scope closes, the group
  * is killed and the temporary cwd file removed. `exit` waits for the leader, then kills any leftovers.
  */
-export const spawn = (options: SpawnOptions): Effect.Effect<ShellProcess, SpawnError, Scope.Scope> =>
+export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellProcess, SpawnError | E, Scope.Scope> =>
   Effect.gen(function*() {
-    const cwdFile = path.join(os.tmpdir(), `toolwright-cwd-${process.pid}-${crypto.randomUUID()}`)
+    const stateDir = shellStateDir()
+    yield* Effect.sync(() => fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 }))
+    const cwdFile = path.join(stateDir, `cwd-${process.pid}-${crypto.randomUUID()}`)
+    const script = ["bash", "-c", WRAPPER, "toolwright", options.command, cwdFile]
+    const args = options.wrap === undefined ? script.slice(1) : ["-c", yield* options.wrap(script.map(quote).join(" "))]
     const child = yield* Effect.acquireRelease(
       Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
         const stdio: ChildProcess.StdioOptions = options.output._tag === "Pipe"
@@ -138,7 +150,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<ShellProcess, SpawnE
           : ["ignore", options.output.fd, "ignore"]
         let proc: ChildProcess.ChildProcess
         try {
-          proc = ChildProcess.spawn("bash", ["-c", WRAPPER, "toolwright", options.command, cwdFile], {
+          proc = ChildProcess.spawn("bash", args, {
             cwd: options.cwd,
             env: options.env,
             stdio,
@@ -191,8 +203,9 @@ export interface Progress {
   readonly elapsedMs: number
 }
 
-export interface RunOptions {
+export interface RunOptions<E = never> {
   readonly command: string
+  readonly wrap?: ((script: string) => Effect.Effect<string, E>) | undefined
   readonly cwd: string
   readonly env: Readonly<Record<string, string | undefined>>
   readonly graceMs: number
@@ -222,7 +235,7 @@ export interface RunResult {
 }
 
 /** Runs a command in the foreground to its end or its timeout, streaming throttled progress. */
-export const run = (options: RunOptions): Effect.Effect<RunResult, SpawnError> =>
+export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult, SpawnError | E> =>
   Effect.scoped(Effect.gen(function*() {
     const startedAt = Date.now()
     const buffer = new OutputBuffer({

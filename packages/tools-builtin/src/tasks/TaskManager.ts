@@ -50,17 +50,19 @@ export class TaskStartError extends Schema.TaggedError<TaskStartError>("@toolwri
   { message: Schema.String }
 ) {}
 
-export interface StartOptions {
+export interface StartOptions<E = never> {
   readonly sessionId: string
   readonly command: string
   readonly description: string | undefined
   readonly cwd: string
   readonly env: Readonly<Record<string, string | undefined>>
   readonly graceMs: number
+  /** Wraps the command line to run (the sandbox). */
+  readonly wrap?: ((script: string) => Effect.Effect<string, E>) | undefined
 }
 
 export interface Service {
-  readonly start: (options: StartOptions) => Effect.Effect<TaskInfo, TaskStartError>
+  readonly start: <E = never>(options: StartOptions<E>) => Effect.Effect<TaskInfo, TaskStartError | E>
   /**
    * The output written since the last read (cut in the middle past `maxChars`). With `block`, waits up
    * to `timeoutMs` for the task to end first. Tasks of other sessions are not found.
@@ -110,7 +112,7 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
     )
   }
 
-  const start = (options: StartOptions) =>
+  const start = <E>(options: StartOptions<E>) =>
     Effect.gen(function*() {
       let id = newId()
       while (tasks.has(id)) id = newId()
@@ -124,14 +126,21 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
             cwd: options.cwd,
             env: options.env,
             graceMs: options.graceMs,
+            wrap: options.wrap,
             output: { _tag: "File", fd }
           }).pipe(Scope.extend(scope)),
         // The child has its own copy of the descriptor; ours would only keep the file open.
         (fd) => Effect.sync(() => fs.closeSync(fd))
       ).pipe(
         Effect.tapError(() => Scope.close(scope, Exit.void)),
-        Effect.mapError((error) =>
-          new TaskStartError({ message: `Could not start the background command in ${options.cwd}: ${error.message}` })
+        Effect.catchIf(
+          (error): error is ShellProcess.SpawnError => error instanceof ShellProcess.SpawnError,
+          (error) =>
+            Effect.fail(
+              new TaskStartError({
+                message: `Could not start the background command in ${options.cwd}: ${error.message}`
+              })
+            )
         )
       )
       const done = yield* Deferred.make<void>()
@@ -193,7 +202,7 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
   }
 
   const service: Service = {
-    start: (options) => start(options),
+    start,
     read: (sessionId, taskId, options) =>
       Effect.gen(function*() {
         const entry = yield* find(sessionId, taskId)

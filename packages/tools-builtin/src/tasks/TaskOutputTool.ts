@@ -3,6 +3,7 @@
  * the task to end (`block`, up to `timeout` ms) so a model need not poll.
  */
 import { Tool, ToolErrors } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
 import { Effect, Schema } from "effect"
 import { DEFAULT_MAX_OUTPUT_LENGTH } from "../bash/BashTool.js"
 import * as Prompt from "./prompt.js"
@@ -57,7 +58,7 @@ export const TaskOutputTool = Tool.make({
     )
   },
   mapToolResult: (read: TaskRead) => render(read),
-  call: (input, context) =>
+  call: (input: TaskOutputInput, context: ToolUseContext.ToolUseContext) =>
     Effect.flatMap(TaskManager, (tasks) =>
       tasks.read(context.sessionId, input.task_id, {
         block: input.block ?? true,

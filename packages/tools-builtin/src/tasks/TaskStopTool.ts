@@ -3,6 +3,7 @@
  * no permission of its own: starting it did.
  */
 import { Tool } from "@toolwright/core"
+import type { ToolUseContext } from "@toolwright/core"
 import { Effect, Schema } from "effect"
 import * as Prompt from "./prompt.js"
 import type { TaskInfo } from "./TaskManager.js"
@@ -23,5 +24,6 @@ export const TaskStopTool = Tool.make({
   checkPermissions: () => Effect.succeed({ behavior: "allow" as const }),
   userFacingName: () => "Stop Task",
   mapToolResult: (task: TaskInfo) => `Successfully stopped task: ${task.id} (${task.command})`,
-  call: (input, context) => Effect.flatMap(TaskManager, (tasks) => tasks.stop(context.sessionId, input.task_id))
+  call: (input: TaskStopInput, context: ToolUseContext.ToolUseContext) =>
+    Effect.flatMap(TaskManager, (tasks) => tasks.stop(context.sessionId, input.task_id))
 })

@@ -35,9 +35,8 @@ describe("Bash: background tasks", () => {
       const dir = yield* tempDir
       const context = session(dir)
       const name = marker()
-      const task = started(
-        (yield* call("Bash", { command: `echo ready; exec -a ${name} sleep 100`, run_in_background: true }, context)).text
-      )
+      const command = `echo ready; exec -a ${name} sleep 100`
+      const task = started((yield* call("Bash", { command, run_in_background: true }, context)).text)
       yield* awaitProcesses(name, 1)
       const now = yield* call("TaskOutput", { task_id: task.id, block: false }, context)
       assert.include(now.text, "<status>running</status>\n<output>\nready\n</output>")
@@ -47,12 +46,15 @@ describe("Bash: background tasks", () => {
         "<status>running</status>\n<retrieval_status>timeout: the task is still running</retrieval_status>"
       )
       const stop = yield* call("TaskStop", { task_id: task.id }, context)
-      assert.strictEqual(stop.text, `Successfully stopped task: ${task.id} (echo ready; exec -a ${name} sleep 100)`)
+      assert.strictEqual(stop.text, `Successfully stopped task: ${task.id} (${command})`)
       assert.strictEqual(survivors(name), 0)
       const after = yield* call("TaskOutput", { task_id: task.id }, context)
       assert.include(after.text, "<status>killed</status>")
       const twice = yield* call("TaskStop", { task_id: task.id }, context)
-      assert.strictEqual(twice.text, `<tool_use_error>Task ${task.id} is not running (status: killed).</tool_use_error>`)
+      assert.strictEqual(
+        twice.text,
+        `<tool_use_error>Task ${task.id} is not running (status: killed).</tool_use_error>`
+      )
     }).pipe(Effect.provide(runtimeLayer())))
 
   it.scopedLive("TaskStop kills the whole group: children that ignore SIGTERM and grandchildren", () =>

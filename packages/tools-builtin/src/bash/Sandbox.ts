@@ -1,0 +1,97 @@
+/**
+ * The optional sandbox for Bash (settings `sandbox.enabled`): each command runs under
+ * `@anthropic-ai/sandbox-runtime` (bubblewrap for the filesystem, a filtering proxy reached through socat for
+ * the network), writes allowed only in the session's cwd and `filesystem.allowWrite`, reads refused under
+ * `filesystem.denyRead`, network only to `network.allowedDomains`. When it is enabled but cannot work (bwrap,
+ * socat or ripgrep missing), commands are refused with what to install, unless the user allowed running
+ * them unsandboxed. Off by default: then it wraps nothing.
+ */
+import { SandboxManager } from "@anthropic-ai/sandbox-runtime"
+import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime"
+import { rgPath } from "@vscode/ripgrep"
+import { Context, Data, Effect, Layer } from "effect"
+import { shellStateDir } from "./ShellProcess.js"
+
+/** Settings `sandbox`, in Claude Code's shape. */
+export interface Settings {
+  readonly enabled?: boolean
+  readonly network?: { readonly allowedDomains?: ReadonlyArray<string> }
+  readonly filesystem?: { readonly allowWrite?: ReadonlyArray<string>; readonly denyRead?: ReadonlyArray<string> }
+  /** Run commands unsandboxed when the sandbox cannot start, instead of refusing them. */
+  readonly allowUnsandboxed?: boolean
+  /** The ripgrep the sandbox uses to find protected files (default: the one `@vscode/ripgrep` ships). */
+  readonly ripgrepCommand?: string
+}
+
+/** The sandbox is enabled but cannot run: the command is refused, with what to do. */
+export class SandboxUnavailable extends Data.TaggedError("SandboxUnavailable")<{ readonly message: string }> {}
+
+export interface Service {
+  readonly enabled: boolean
+  /**
+   * The command line that runs `script` (a bash command line) inside the sandbox, with `cwd` writable;
+   * `script` itself when the sandbox is off (or unavailable and the user allowed running unsandboxed).
+   */
+  readonly wrap: (script: string, cwd: string) => Effect.Effect<string, SandboxUnavailable>
+  /** Adds the sandbox's explanation to the output of a failed command. */
+  readonly annotate: (command: string, output: string) => string
+}
+
+export class Sandbox extends Context.Tag("@toolwright/tools-builtin/Sandbox")<Sandbox, Service>() {}
+
+const off: Service = { enabled: false, wrap: (script) => Effect.succeed(script), annotate: (_, output) => output }
+
+const SIGNS = /Read-only file system|Permission denied|Operation not permitted|Could not resolve (proxy|host)|403/
+
+const make = (settings: Settings) =>
+  Effect.gen(function*() {
+    if (settings.enabled !== true) return off
+    const ripgrep = { command: settings.ripgrepCommand ?? rgPath }
+    const supported = SandboxManager.isSupportedPlatform()
+    const dependencies = supported ? SandboxManager.checkDependencies(ripgrep) : { errors: ["an unsupported platform"] }
+    if (dependencies.errors.length > 0) {
+      const message = `Bash is set to run commands in a sandbox (settings sandbox.enabled), but the sandbox cannot ` +
+        `start: ${dependencies.errors.join(", ")}. Install what is missing (apt-get install bubblewrap socat), or ` +
+        `set sandbox.enabled to false, or sandbox.allowUnsandboxed to true to run commands without it.`
+      if (settings.allowUnsandboxed === true) {
+        yield* Effect.logWarning(`${message} Running commands unsandboxed, as sandbox.allowUnsandboxed says.`)
+        return off
+      }
+      return { ...off, enabled: true, wrap: () => Effect.fail(new SandboxUnavailable({ message })) } satisfies Service
+    }
+    const allowWrite = [...(settings.filesystem?.allowWrite ?? []), shellStateDir()]
+    const denyRead = [...(settings.filesystem?.denyRead ?? [])]
+    const allowedDomains = [...(settings.network?.allowedDomains ?? [])]
+    const config: SandboxRuntimeConfig = {
+      ripgrep,
+      network: { allowedDomains, deniedDomains: [] },
+      filesystem: { allowWrite, denyRead, denyWrite: [] }
+    }
+    yield* Effect.acquireRelease(
+      Effect.promise(() => SandboxManager.initialize(config)),
+      () => Effect.promise(() => SandboxManager.reset())
+    )
+    const note = `[sandbox] This command ran in a sandbox: it may write only in the working directory, ` +
+      `${shellStateDir()}` +
+      `${allowWrite.length > 1 ? ` and ${allowWrite.slice(0, -1).join(", ")}` : ""}, may not read ${
+        denyRead.length === 0 ? "nothing extra" : denyRead.join(", ")
+      }, and may reach only ${allowedDomains.length === 0 ? "no network host" : allowedDomains.join(", ")}. ` +
+      `An operation outside that fails as above; ask the user to change settings sandbox if it is needed.`
+    return {
+      enabled: true,
+      wrap: (script, cwd) =>
+        Effect.promise(() =>
+          SandboxManager.wrapWithSandbox(script, "bash", {
+            ...config,
+            filesystem: { allowWrite: [...allowWrite, cwd], denyRead, denyWrite: [] }
+          })
+        ),
+      annotate: (command, output) => {
+        const annotated = SandboxManager.annotateStderrWithSandboxFailures(command, output)
+        return SIGNS.test(annotated) ? `${annotated}\n${note}` : annotated
+      }
+    } satisfies Service
+  })
+
+/** The sandbox of a runtime per settings `sandbox`; closing it stops the sandbox's proxies. */
+export const layer = (settings: Settings = {}): Layer.Layer<Sandbox> => Layer.scoped(Sandbox, make(settings))
