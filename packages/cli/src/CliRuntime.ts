@@ -86,17 +86,6 @@ export const runtimeLayer = ToolRuntime.layer.pipe(
   Layer.provideMerge(registryLayer)
 )
 
-/**
- * The runtime over the CLI's registry with `prompter` answering permission asks instead of auto-deny
- * (`toolwright exec` passes its JSON-lines prompter), and the default per-call time limit from
- * `TOOLWRIGHT_TOOL_TIMEOUT_MS` (an invalid value fails at start-up).
- */
-export const runtimeLayerWith = <E, R>(prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>) =>
-  ToolRuntime.layer.pipe(
-    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, prompter, ToolExecutor.layerConfig)),
-    Layer.provideMerge(registryLayer)
-  )
-
 /** The settings files whose `mcpServers` add to the project's `.mcp.json`, lowest first. */
 export const mcpSettingsFiles = (cwd: string, settings: Option.Option<string>): ReadonlyArray<string> => [
   path.join(os.homedir(), ".toolwright", "settings.json"),
@@ -140,5 +129,19 @@ export const runtimeLayerFor = (
 ) =>
   ToolRuntime.layer.pipe(
     Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages)),
+    Layer.provideMerge(registryLayerFor(options))
+  )
+
+/**
+ * The runtime over the CLI's registry and the MCP tools of `--cwd`, with `prompter` answering permission
+ * asks (`toolwright exec` passes its JSON-lines prompter) and the default per-call time limit from
+ * `TOOLWRIGHT_TOOL_TIMEOUT_MS` (an invalid value fails at start-up).
+ */
+export const runtimeLayerWith = <E, R>(
+  prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>,
+  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
+) =>
+  ToolRuntime.layer.pipe(
+    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, prompter, ToolExecutor.layerConfig)),
     Layer.provideMerge(registryLayerFor(options))
   )

@@ -260,7 +260,7 @@ export const command = Command.make(
       const session = yield* makeSession(options, Option.getOrUndefined(options.sessionId))
       const { prompter, service } = yield* JsonLinesPrompter.make
       const layer = ToolOrchestration.layer.pipe(
-        Layer.provide(runtimeLayerWith(Layer.succeed(PermissionPrompter.PermissionPrompter, prompter))),
+        Layer.provide(runtimeLayerWith(Layer.succeed(PermissionPrompter.PermissionPrompter, prompter), options)),
         Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
       )
       yield* run(session.context, stdio).pipe(
