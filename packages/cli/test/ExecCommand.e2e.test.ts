@@ -97,6 +97,20 @@ describe("toolwright exec (the built CLI)", () => {
       ])
     }))
 
+  it("an invalid concurrency setting is a start-up error (exit 2, nothing on stdout), not a silent default", () => {
+    const run = spawnSync(process.execPath, [bin, "exec", "--cwd", dir], {
+      input: "",
+      encoding: "utf8",
+      env: { ...process.env, TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY: "lots" }
+    })
+    assert.strictEqual(run.status, 2)
+    assert.strictEqual(run.stdout, "")
+    assert.include(
+      run.stderr,
+      "Error: TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY must be a whole number of at least 1, but it is \"lots\"."
+    )
+  })
+
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it.scopedLive(`${signal} interrupts a running call, flushes its result and the queued one's, and exits`, () =>
       Effect.gen(function*() {
