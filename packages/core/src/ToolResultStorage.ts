@@ -125,8 +125,16 @@ export const contentSize = (content: ToolResultContent): number =>
 const isPersisted = (content: ToolResultContent): boolean =>
   typeof content === "string" && content.startsWith(PERSISTED_OUTPUT_TAG)
 
-/** Ids and session ids become one safe path segment, so `../` in an id cannot leave the results directory. */
-const safeSegment = (value: string): string => value.replace(/[^A-Za-z0-9_-]/g, "_") || "_"
+/**
+ * Ids and session ids become one safe path segment, so `../` in an id cannot leave the results directory.
+ * The mapping is one-to-one (every other UTF-16 unit becomes `%` and four hex digits, and `%` is never kept
+ * as is): results are reused by file name, so two ids sharing a name would show one call the other's output.
+ * Anthropic's ids (`toolu_…`) are kept as they are.
+ */
+const safeSegment = (value: string): string =>
+  value === ""
+    ? "%"
+    : value.replace(/[^A-Za-z0-9_-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** The text saved for a content: a string as it is, structured content as indented JSON. */
 const serialize = (content: ToolResultContent): { text: string; isJson: boolean } =>

@@ -168,9 +168,33 @@ describe("ToolResultStorage.layerFileSystem", () => {
     withTempDir((dir) =>
       Effect.gen(function*() {
         const content = yield* toContent(Bash, "q".repeat(40_000), contextIn(dir, "../../../escape"))
-        assert.include(content, `Full output saved to: ${dir}/session-1/tool-results/_________escape.txt`)
+        const escaped = "%002e%002e%002f".repeat(3)
+        assert.include(content, `Full output saved to: ${dir}/session-1/tool-results/${escaped}escape.txt`)
         const fs = yield* FileSystem.FileSystem
         assert.isFalse(yield* fs.exists(`${dir}/escape.txt`))
+        assert.deepStrictEqual(yield* fs.readDirectory(dir), ["session-1"])
+      })
+    ).pipe(Effect.provide(fileSystemStore())))
+
+  it.live("gives distinct tool_use ids distinct files, also ids that differ only in unsafe characters", () =>
+    withTempDir((dir) =>
+      Effect.gen(function*() {
+        // Ids from other clients (OpenAI, MCP peers, exec users) are not Anthropic's `toolu_[A-Za-z0-9]+`.
+        const ids = ["call.1", "call_1", "call/1", "call%1"]
+        const outputs = ids.map((id) => `${id}\n${"r".repeat(40_000)}`)
+        const storage = yield* ToolResultStorage.ToolResultStorage
+        const paths = new Set<string>()
+        for (const [i, id] of ids.entries()) {
+          const content = yield* toContent(Bash, outputs[i], contextIn(dir, id))
+          assert(typeof content === "string")
+          const path = /Full output saved to: (.*)\n/.exec(content)?.[1]
+          assert(path !== undefined, content)
+          assert.isTrue(path.startsWith(`${dir}/session-1/tool-results/`), path)
+          paths.add(path)
+          // The file holds this call's output, not an earlier call's that sanitized to the same name.
+          assert.strictEqual(yield* storage.read(path), outputs[i])
+        }
+        assert.strictEqual(paths.size, ids.length)
       })
     ).pipe(Effect.provide(fileSystemStore())))
 
