@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import sharp from "sharp"
 import { MAX_IMAGE_BYTES } from "../src/read/image.js"
 import { ReadTool } from "../src/read/ReadTool.js"
+import { makePdf } from "./support/pdf.js"
 import { callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
 
 const read = (input: unknown, cwd: string) => callTool([ReadTool], "Read", input, contextFor(cwd))
@@ -166,5 +167,62 @@ describe("Read: notebooks", () => {
           path.join(dir, "odd.ipynb")
         }: the JSON is not a Jupyter notebook (it needs a \`cells\` array of cells with \`cell_type\` and \`source\`).</tool_use_error>`
       )
+    }))
+})
+
+describe("Read: PDFs", () => {
+  it.scopedLive("the text of each page; pages picks a range", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "doc.pdf": makePdf(["Hello page one", "Second (page) two", "Third"]) })
+      const file = path.join(dir, "doc.pdf")
+      const all = yield* read({ file_path: file }, dir)
+      assert.strictEqual(
+        all.text,
+        `PDF file: ${file} (3 pages)\n<page number="1">\nHello page one\n</page>\n<page number="2">\nSecond (page) two\n</page>\n<page number="3">\nThird\n</page>`
+      )
+      const some = yield* read({ file_path: file, pages: "2-3" }, dir)
+      assert.strictEqual(
+        some.text,
+        `PDF file: ${file} (pages 2-3 of 3)\n<page number="2">\nSecond (page) two\n</page>\n<page number="3">\nThird\n</page>`
+      )
+    }))
+
+  it.scopedLive("more than 10 pages need pages; bad ranges and broken files are clear errors", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, {
+        "book.pdf": makePdf(Array.from({ length: 12 }, (_, i) => `Chapter ${i + 1}`)),
+        "broken.pdf": "%PDF-1.4 this is not really a pdf",
+        "notes.txt": "x"
+      })
+      const book = path.join(dir, "book.pdf")
+      const whole = yield* read({ file_path: book }, dir)
+      assert.strictEqual(
+        whole.text,
+        "<tool_use_error>This PDF has 12 pages, which is too many to read at once. Use the pages parameter to read specific page ranges (e.g., pages: \"1-5\"). Maximum 20 pages per request.</tool_use_error>"
+      )
+      const twelfth = yield* read({ file_path: book, pages: "12" }, dir)
+      assert.strictEqual(twelfth.text, `PDF file: ${book} (pages 12-12 of 12)\n<page number="12">\nChapter 12\n</page>`)
+      const past = yield* read({ file_path: book, pages: "13-14" }, dir)
+      assert.strictEqual(past.text, "<tool_use_error>This PDF has 12 pages; pages from 13 do not exist.</tool_use_error>")
+      const tooMany = yield* read({ file_path: book, pages: "1-25" }, dir)
+      assert.strictEqual(
+        tooMany.text,
+        "<tool_use_error>pages \"1-25\" asks for 25 pages; at most 20 can be read at once.</tool_use_error>"
+      )
+      const garbled = yield* read({ file_path: book, pages: "first" }, dir)
+      assert.strictEqual(
+        garbled.text,
+        "<tool_use_error>pages must be a page number or a range like \"1-5\"; got \"first\".</tool_use_error>"
+      )
+      const notPdf = yield* read({ file_path: path.join(dir, "notes.txt"), pages: "1" }, dir)
+      assert.strictEqual(
+        notPdf.text,
+        "<tool_use_error>pages applies only to PDF files; for text files use offset and limit.</tool_use_error>"
+      )
+      const broken = yield* read({ file_path: path.join(dir, "broken.pdf") }, dir)
+      assert.strictEqual(broken.result.is_error, true)
+      assert.match(broken.text, /^<tool_use_error>Could not read the PDF .*broken\.pdf: /)
     }))
 })

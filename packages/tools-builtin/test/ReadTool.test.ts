@@ -175,7 +175,8 @@ describe("Read", () => {
       assert.deepStrictEqual(Object.keys(Object(Tool.inputJsonSchema(ReadTool).properties)), [
         "file_path",
         "offset",
-        "limit"
+        "limit",
+        "pages"
       ])
     }))
 })

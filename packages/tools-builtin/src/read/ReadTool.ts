@@ -15,6 +15,8 @@ import { BINARY_EXTENSIONS, imageMediaType } from "./fileKinds.js"
 import type { ImageResult } from "./image.js"
 import { imageBlock, readImage } from "./image.js"
 import * as Notebook from "./notebook.js"
+import type { PdfText } from "./pdf.js"
+import { MAX_PAGES_PER_READ, parsePages, readPdf, renderPdf } from "./pdf.js"
 import * as Prompt from "./prompt.js"
 import { decode, detectEncoding, looksBinary, splitLines } from "./textDecoding.js"
 
@@ -25,6 +27,10 @@ export const ReadInput = Schema.Struct({
   })),
   limit: Schema.optional(Schema.Number.annotations({
     description: "The number of lines to read. Only provide if the file is too large to read at once."
+  })),
+  pages: Schema.optional(Schema.String.annotations({
+    description:
+      `Page range for PDF files (e.g., "1-5", "3", "10-20"). Only applicable to PDF files. Maximum ${MAX_PAGES_PER_READ} pages per request.`
   }))
 })
 export type ReadInput = typeof ReadInput.Type
@@ -43,6 +49,7 @@ export type ReadOutput =
   | { readonly type: "empty"; readonly filePath: string }
   | ({ readonly type: "image"; readonly filePath: string } & ImageResult)
   | { readonly type: "notebook"; readonly filePath: string; readonly blocks: Array<Message.ToolResultContentBlock> }
+  | ({ readonly type: "pdf"; readonly filePath: string } & PdfText)
   | { readonly type: "pastEnd"; readonly filePath: string; readonly offset: number; readonly totalLines: number }
 
 const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
@@ -127,6 +134,16 @@ const read = Effect.fn("Read.call")(function*(
     return { type: "image", filePath: file, ...image } satisfies ReadOutput
   }
   if (extension === ".ipynb") return yield* readNotebook(file, stat.mtimeMs, context)
+  if (extension === ".pdf") {
+    const range = input.pages === undefined ? undefined : parsePages(input.pages)
+    if (typeof range === "string") return yield* fail(range)
+    const bytes = yield* readBytes(file)
+    const pdf = yield* readPdf(file, bytes, range)
+    const tokens = Math.ceil(renderPdf(file, pdf).length / 4)
+    if (tokens > Prompt.MAX_OUTPUT_TOKENS) return yield* fail(Prompt.pdfTooManyTokens(tokens))
+    recordRead(context, file, bytes, stat.mtimeMs)
+    return { type: "pdf", filePath: file, ...pdf } satisfies ReadOutput
+  }
   if (BINARY_EXTENSIONS.has(extension)) return yield* fail(Prompt.binaryFile(extension))
   const ranged = input.offset !== undefined || input.limit !== undefined
   if (!ranged && stat.size > Prompt.MAX_FILE_BYTES) return yield* fail(Prompt.fileTooLarge(stat.size))
@@ -174,6 +191,8 @@ const renderOutput = (output: ReadOutput): Message.ToolResultContent => {
       return [imageBlock(output)]
     case "notebook":
       return output.blocks
+    case "pdf":
+      return renderPdf(output.filePath, output)
   }
 }
 
@@ -196,6 +215,13 @@ export const ReadTool = Tool.make({
     }
     if (input.limit !== undefined && (!Number.isInteger(input.limit) || input.limit < 1)) {
       return fail(`limit must be a number of lines (an integer, 1 or more); got ${input.limit}.`)
+    }
+    if (input.pages !== undefined) {
+      if (path.extname(input.file_path).toLowerCase() !== ".pdf") {
+        return fail("pages applies only to PDF files; for text files use offset and limit.")
+      }
+      const range = parsePages(input.pages)
+      if (typeof range === "string") return fail(range)
     }
     return Effect.void
   },

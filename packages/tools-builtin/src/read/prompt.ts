@@ -66,6 +66,9 @@ export const notebookTooLarge = (file: string, chars: number): string =>
     formatFileSize(MAX_FILE_BYTES)
   }). Use Bash with jq to read specific cells, e.g. cat ${file} | jq '.cells[:20]'`
 
+export const pdfTooManyTokens = (tokens: number): string =>
+  `PDF text (${tokens} tokens) exceeds maximum allowed tokens (${MAX_OUTPUT_TOKENS}). Use the pages parameter to read fewer pages at a time.`
+
 export const emptyFile = "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
 
 export const offsetPastEnd = (offset: number, totalLines: number): string =>
