@@ -14,12 +14,14 @@ import {
   CallToolResultSchema,
   ErrorCode,
   McpError,
+  type ProgressNotification,
+  ProgressNotificationSchema,
   type Tool as McpTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { InputValidator, type Message, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
 import type { ToolUseContext as ToolUseContextModule } from "@toolwright/core"
-import { Context, Deferred, Duration, Effect, FiberSet, Layer, Option, Predicate, Queue, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option, Predicate, Runtime, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -82,6 +84,9 @@ export interface Options {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
 const DEFAULT_TOOL_TIMEOUT_MS = 100_000_000
+/** The longest delay a Node timer takes. */
+const MAX_TIMER_MS = 2_147_483_647
+let nextProgressToken = 0
 /** Descriptions longer than this are cut: some servers ship whole manuals in them. */
 const MAX_DESCRIPTION_CHARS = 2_048
 /** Output of MCP tools beyond this is persisted by the result store, as for any tool. */
@@ -146,12 +151,16 @@ interface Connection {
   reconnecting: boolean
   /** A client this module closed on purpose: its close must not trigger a reconnect. */
   readonly retired: WeakSet<Client>
+  /** Progress listeners of the calls in flight, by the progress token sent with each. */
+  readonly progress: Map<string, (progress: ProgressParams) => void>
 }
 
 interface ToolEntry {
   readonly tool: Tool.Any
   readonly serverName: string
 }
+
+type ProgressParams = ProgressNotification["params"]
 
 const InputRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -183,7 +192,8 @@ export const make = (options: Options) =>
       logOffset: 0,
       inFlight: undefined,
       reconnecting: false,
-      retired: new WeakSet()
+      retired: new WeakSet(),
+      progress: new Map()
     }))
     const configErrors: ReadonlyArray<McpConfigError> = options.servers.errors
     const changed = () => {
@@ -308,6 +318,14 @@ export const make = (options: Options) =>
         }
         const { logFd, offset, transport } = made.right
         const client = new Client(clientInfo, { capabilities: {} })
+        // Runs before the SDK's own dispatch (which keeps it), in the order messages arrive.
+        transport.onmessage = (message) => {
+          if (!("method" in message) || message.method !== "notifications/progress" || "id" in message) return
+          const decoded = ProgressNotificationSchema.safeParse(message)
+          if (!decoded.success) return
+          const token = decoded.data.params.progressToken
+          connection.progress.get(String(token))?.(decoded.data.params)
+        }
         const attempt = Effect.tryPromise((signal) =>
           client.connect(transport, { timeout: connectTimeoutMs, signal })
         ).pipe(
@@ -340,6 +358,8 @@ export const make = (options: Options) =>
         connection.serverInfo = info === undefined ? undefined : { name: info.name, version: info.version }
         client.onclose = () => onConnectionLost(connection, client, "the server closed the connection")
         client.onerror = (error) => {
+          // Our own progress tokens are unknown to the SDK, which says so here; that is expected.
+          if (error.message.startsWith("Received a progress notification")) return
           if (connection.entry.config.type !== "stdio" && isConnectionLost(error)) {
             onConnectionLost(connection, client, messageOf(error))
             // Closing rejects every pending request now instead of leaving it to a timeout.
@@ -397,37 +417,48 @@ export const make = (options: Options) =>
         if (connection.state !== "connected" && connection.inFlight !== undefined) {
           yield* Deferred.await(connection.inFlight).pipe(Effect.timeout(Duration.millis(connectTimeoutMs)), Effect.ignore)
         }
-        // Progress arrives in SDK callbacks; a queue keeps it in order and ahead of the result.
-        const progressQueue = yield* Queue.unbounded<unknown>()
-        const forwardProgress = Effect.forever(
-          Effect.uninterruptibleMask((restore) =>
-            restore(Queue.take(progressQueue)).pipe(Effect.flatMap(ToolProgress.report))
-          )
-        )
+        // Progress is read off the transport with our own token: the SDK dispatches notifications a tick
+        // late and drops any that arrive just before the response. Each report resets the idle timeout.
+        const runFork = Runtime.runFork(yield* Effect.runtime<ToolProgress.ToolProgress>())
+        const reports: Array<Fiber.RuntimeFiber<void>> = []
+        const progressToken = `toolwright-${nextProgressToken++}`
+        let lastActivity = Date.now()
+        const onProgress = (progress: ProgressParams) => {
+          lastActivity = Date.now()
+          reports.push(runFork(ToolProgress.report({
+            progress: progress.progress,
+            ...(progress.total !== undefined ? { total: progress.total } : {}),
+            ...(progress.message !== undefined ? { message: progress.message } : {})
+          })))
+        }
+        const idleTimeout = Effect.gen(function*() {
+          for (;;) {
+            const remaining = lastActivity + toolTimeoutMs - Date.now()
+            if (remaining <= 0) {
+              return yield* Effect.fail({ error: new McpError(ErrorCode.RequestTimeout, "Request timed out"), client: undefined })
+            }
+            yield* Effect.sleep(Duration.millis(remaining))
+          }
+        })
         const attempt = Effect.gen(function*() {
           const client = connection.client
           if (connection.state !== "connected" || client === undefined) return yield* notConnected(connection, toolName)
+          lastActivity = Date.now()
+          connection.progress.set(progressToken, onProgress)
           return yield* Effect.tryPromise({
             try: (signal) =>
-              client.callTool({ name: mcpToolName, arguments: args }, undefined, {
+              client.callTool({ name: mcpToolName, arguments: args, _meta: { progressToken } }, undefined, {
                 signal,
-                timeout: toolTimeoutMs,
-                resetTimeoutOnProgress: true,
-                onprogress: (progress) => {
-                  Queue.unsafeOffer(progressQueue, {
-                    progress: progress.progress,
-                    ...(progress.total !== undefined ? { total: progress.total } : {}),
-                    ...(progress.message !== undefined ? { message: progress.message } : {})
-                  })
-                }
+                // The idle timeout below is the call's limit; the SDK's own would not be reset by progress.
+                timeout: MAX_TIMER_MS
               }),
-            catch: (error) => ({ error, client })
-          })
-        }).pipe(
-          Effect.raceFirst(forwardProgress),
-          Effect.ensuring(
-            Effect.flatMap(Queue.takeAll(progressQueue), (rest) => Effect.forEach(rest, ToolProgress.report))
+            catch: (error): { error: unknown; client: Client | undefined } => ({ error, client })
+          }).pipe(
+            Effect.raceFirst(idleTimeout),
+            Effect.ensuring(Effect.sync(() => connection.progress.delete(progressToken)))
           )
+        }).pipe(
+          Effect.ensuring(Effect.suspend(() => (reports.length === 0 ? Effect.void : Fiber.joinAll(reports))))
         )
         const first = yield* Effect.either(attempt)
         let result
@@ -438,7 +469,7 @@ export const make = (options: Options) =>
         } else {
           const { client, error } = first.left
           const status = httpStatus(error)
-          if (status === 401) {
+          if (status === 401 && client !== undefined) {
             connection.retired.add(client)
             connection.client = undefined
             connection.state = "needs-auth"
@@ -501,7 +532,7 @@ export const make = (options: Options) =>
       const description = definition.description ?? `${definition.name} (MCP tool of server ${serverName})`
       const schema: Tool.JsonSchema = definition.inputSchema
       let validator: Validator | undefined
-      return Tool.make({
+      const tool = Tool.make<string, typeof InputRecord, Message.ToolResultContent, ToolProgress.ToolProgress>({
         name,
         description: description.length > MAX_DESCRIPTION_CHARS
           ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}… [truncated]`
@@ -528,8 +559,9 @@ export const make = (options: Options) =>
               : Effect.fail(new ToolErrors.ToolError({ message: InputValidator.formatValidationMessage(name, issues) }))
           }),
         call: (input, context) => callTool(connection, definition.name, name, input, context),
-        mapToolResult: (output: Message.ToolResultContent) => output
+        mapToolResult: (output) => output
       })
+      return tool
     }
 
     const currentTools = (): ReadonlyArray<ToolEntry> => {

@@ -99,8 +99,11 @@ describe("McpClientManager over stdio (server-everything)", () => {
       const long = yield* call(context, "mcp__everything__trigger-long-running-operation", { duration: 0.2, steps: 2 })
       assert.strictEqual(long.result.content, "Long running operation completed. Duration: 0.2 seconds, Steps: 2.")
       const progress = long.events.filter((event) => event._tag === "Progress")
-      // The server's last notification races its response (the SDK drops progress after the result).
-      assert.deepStrictEqual(progress[0]?._tag === "Progress" ? progress[0].data : undefined, { progress: 1, total: 2 })
+      // The last notification comes just before the response: the SDK alone would drop it.
+      assert.deepStrictEqual(progress.map((event) => event._tag === "Progress" ? event.data : undefined), [
+        { progress: 1, total: 2 },
+        { progress: 2, total: 2 }
+      ])
     }).pipe(Effect.provide(layer)))
 })
 
@@ -153,6 +156,24 @@ describe("McpClientManager configuration", () => {
       assert.include(fs.readFileSync(status.logFile!, "utf8"), "cannot open database")
     }).pipe(Effect.provide(layer))
   })
+})
+
+describe("McpClientManager tool timeout (MCP_TOOL_TIMEOUT)", () => {
+  const { context, layer } = setup({ scripted: { command: process.execPath, args: [scripted] } }, {
+    toolTimeoutMs: 400
+  })
+
+  it.scopedLive("a silent call past the timeout fails; progress keeps a longer call alive", () =>
+    Effect.gen(function*() {
+      const silent = yield* call(context, "mcp__scripted__sleep-silently", { ms: 5_000 })
+      assert.strictEqual(
+        silent.result.content,
+        `<tool_use_error>MCP server "scripted" did not answer mcp__scripted__sleep-silently within 400 ms (MCP_TOOL_TIMEOUT).</tool_use_error>`
+      )
+      const chatty = yield* call(context, "mcp__scripted__slow", { ms: 1_000 })
+      assert.strictEqual(chatty.result.content, "slept 1000 ms")
+      assert.strictEqual(chatty.events.length, 20)
+    }).pipe(Effect.provide(layer)))
 })
 
 describe("McpClientManager faults (scripted server over stdio)", () => {
