@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Permission, ToolUseContext } from "@toolwright/core"
 import { Effect } from "effect"
+import { recordRead } from "../../src/internal/fileState.js"
 import { tempDir, writeFiles } from "../support/runTool.js"
 import { call } from "../support/writeTools.js"
 
@@ -45,10 +46,16 @@ describe("Write/Edit/NotebookEdit and permission rules", () => {
       assert(asked(write.events), "writing through the symlink must need permission")
       assert(!fs.existsSync(path.join(outside, "planted.txt")))
 
+      // The session has read the file (as if the user let Read look outside), so only permission stands in
+      // the Edit's way: it must be asked for the real path outside the project, and, unanswered, denied.
+      const victimPath = path.join(outside, "victim.txt")
+      recordRead(context, victimPath, fs.readFileSync(victimPath), fs.statSync(victimPath).mtimeMs)
       const victim = { file_path: "escape/victim.txt", old_string: "keep", new_string: "lost" }
       const edit = yield* call("Edit", victim, context)
       assert.strictEqual(edit.result.is_error, true)
-      assert.strictEqual(fs.readFileSync(path.join(outside, "victim.txt"), "utf8"), "keep me\n")
+      assert(asked(edit.events), `editing through the symlink must need permission: ${edit.text}`)
+      assert.match(edit.text, /outside[/]victim\.txt/)
+      assert.strictEqual(fs.readFileSync(victimPath, "utf8"), "keep me\n")
     }))
 
   it.scopedLive("`..` cannot climb out either", () =>
