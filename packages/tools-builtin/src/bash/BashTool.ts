@@ -46,6 +46,8 @@ export interface BashOutput {
   readonly cwdReset: string | undefined
   /** Where the full output was saved, when it was too long to return whole. */
   readonly savedTo: string | undefined
+  /** Set when the command timed out and went on as a background task: what the model should know. */
+  readonly movedToBackground?: string
 }
 
 /** What a running command reports, at most every 100 ms: the output since the previous report. */
@@ -102,6 +104,7 @@ const trimOutput = (text: string): string => text.replace(/^(\s*\n)+/, "").trimE
 const notes = (output: BashOutput): string => {
   const lines: Array<string> = []
   if (output.savedTo !== undefined) lines.push(`[Full output saved to ${output.savedTo}]`)
+  if (output.movedToBackground !== undefined) lines.push(output.movedToBackground)
   if (output.cwdReset !== undefined) lines.push(`Shell cwd was reset to ${output.cwdReset}`)
   return lines.join("\n")
 }
@@ -139,9 +142,24 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
     const { defaultTimeoutMs, maxOutputChars } = yield* loadLimits
     const timeoutMs = input.timeout ?? defaultTimeoutMs
     const sandbox = yield* Sandbox
+    const tasks = yield* TaskManager
     const cwd = yield* shell.cwd(context)
+    const detach: ShellProcess.Detach | undefined = shell.backgroundOnTimeout
+      ? {
+        scope: tasks.scope,
+        onTimeout: (handoff) =>
+          tasks.adopt({ sessionId: context.sessionId, command: input.command, description: input.description, handoff })
+            .pipe(Effect.map(({ fd, task }) => ({
+              fd,
+              note: `Command timed out after ${seconds(timeoutMs)} and is still running in the background with ID: ` +
+                `${task.id}. Output is being written to: ${task.outputFile}. Use TaskOutput with this ID to read ` +
+                `it and TaskStop to stop it.`
+            })))
+      }
+      : undefined
     const result = yield* ShellProcess.run({
       command: input.command,
+      detach,
       wrap: sandboxWrap(sandbox, cwd),
       cwd,
       env: shell.env(),
@@ -166,6 +184,15 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       Effect.catchTag("SpawnError", (error) => fail(`Bash could not start the command in ${cwd}: ${error.message}`)),
       Effect.catchTag("SandboxRefused", (error) => fail(error.message))
     )
+    if (result.detached !== undefined) {
+      return {
+        _tag: "BashOutput",
+        output: trimOutput(result.output),
+        cwdReset: undefined,
+        savedTo: undefined,
+        movedToBackground: result.detached
+      } satisfies BashOutput
+    }
     const cwdReset = yield* shell.update(context, result.finalCwd)
     const output: BashOutput = {
       _tag: "BashOutput",

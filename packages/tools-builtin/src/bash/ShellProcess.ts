@@ -9,8 +9,7 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Clock, Data, Duration, Effect, Exit, Option } from "effect"
-import type { Scope } from "effect"
+import { Clock, Data, Duration, Effect, ExecutionStrategy, Exit, Option, Scope } from "effect"
 import { OutputBuffer } from "./OutputBuffer.js"
 
 /**
@@ -219,6 +218,25 @@ export interface RunOptions<E = never> {
   readonly progressIntervalMs: number
   /** Called with the output so far if the run is interrupted, before the group is killed. */
   readonly onInterrupt?: (output: string) => Effect.Effect<void>
+  /** Hands a timed-out command over to someone who keeps it running, instead of killing it. */
+  readonly detach?: Detach | undefined
+}
+
+/** What a timed-out command is handed over with. */
+export interface Handoff {
+  /** The scope that owns the process: closing it kills the group. */
+  readonly scope: Scope.CloseableScope
+  /** Completes when the leader exits (leftovers are killed then). */
+  readonly exit: Effect.Effect<ExitStatus>
+  /** The output so far, as the model would read it. */
+  readonly output: string
+}
+
+export interface Detach {
+  /** Where the process's scope lives from the start: it must outlive the call (the task manager's). */
+  readonly scope: Scope.Scope
+  /** Takes the process over; answers the file descriptor the rest of the output goes to, and a note. */
+  readonly onTimeout: (handoff: Handoff) => Effect.Effect<{ readonly fd: number; readonly note: string }>
 }
 
 export interface RunResult {
@@ -232,6 +250,8 @@ export interface RunResult {
   readonly spoolPath: string | undefined
   readonly spoolTruncated: boolean
   readonly finalCwd: string | undefined
+  /** Set when the timed-out command was handed over instead of killed: what the new owner said. */
+  readonly detached: string | undefined
 }
 
 /** Runs a command in the foreground to its end or its timeout, streaming throttled progress. */
@@ -244,11 +264,18 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
       maxSpoolBytes: options.maxSpoolBytes
     })
     yield* Effect.addFinalizer(() => Effect.sync(() => buffer.end()))
-    const proc = yield* spawn({ ...options, output: { _tag: "Pipe" } })
+    // The process lives in a scope of its own, so a timed-out command can be handed over whole; unless it
+    // is, the scope closes (killing the group) when the call ends, however it ends.
+    const owner = options.detach?.scope ?? (yield* Effect.scope)
+    const processScope = yield* Scope.fork(owner, ExecutionStrategy.sequential)
+    let handedOver = false
+    yield* Effect.addFinalizer(() => (handedOver ? Effect.void : Scope.close(processScope, Exit.void)))
+    const proc = yield* spawn({ ...options, output: { _tag: "Pipe" } }).pipe(Scope.extend(processScope))
     const stdout = proc.child.stdout
+    let sink = (chunk: Buffer) => buffer.write(chunk)
     const closed = new Promise<void>((resolve) => {
       if (stdout === null) return resolve()
-      stdout.on("data", (chunk: Buffer) => buffer.write(chunk))
+      stdout.on("data", (chunk: Buffer) => sink(chunk))
       stdout.once("close", () => resolve())
       stdout.once("error", () => resolve())
     })
@@ -279,6 +306,25 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
     )
 
     const finished = yield* Effect.timeoutOption(proc.exit, Duration.millis(options.timeoutMs))
+    if (Option.isNone(finished) && options.detach !== undefined) {
+      const handoff = { scope: processScope, exit: proc.exit, output: buffer.text() }
+      const { fd, note } = yield* options.detach.onTimeout(handoff)
+      handedOver = true
+      // From now on the output goes to the new owner's file; the descriptor closes with the pipe.
+      sink = (chunk) => fs.writeSync(fd, chunk)
+      if (stdout === null || stdout.closed) fs.closeSync(fd)
+      else stdout.once("close", () => fs.closeSync(fd))
+      return {
+        status: { code: null, signal: null },
+        timedOut: true,
+        output: buffer.text(),
+        totalChars: buffer.totalChars,
+        spoolPath: buffer.spoolPath,
+        spoolTruncated: buffer.spoolTruncated,
+        finalCwd: undefined,
+        detached: note
+      } satisfies RunResult
+    }
     let status: ExitStatus
     if (Option.isSome(finished)) {
       status = finished.value
@@ -296,6 +342,7 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
       totalChars: buffer.totalChars,
       spoolPath: buffer.spoolPath,
       spoolTruncated: buffer.spoolTruncated,
-      finalCwd: yield* proc.finalCwd
+      finalCwd: yield* proc.finalCwd,
+      detached: undefined
     } satisfies RunResult
   }))

@@ -16,6 +16,8 @@ export interface Options {
   readonly killGraceMs?: number
   /** Bytes of one command's output saved to disk at most when it is too long to return (default 64 MiB). */
   readonly maxSpoolBytes?: number
+  /** A foreground command that times out keeps running as a background task instead of being killed. */
+  readonly backgroundOnTimeout?: boolean
 }
 
 export interface Service {
@@ -23,6 +25,7 @@ export interface Service {
   readonly env: () => Readonly<Record<string, string | undefined>>
   readonly killGraceMs: number
   readonly maxSpoolBytes: number
+  readonly backgroundOnTimeout: boolean
   /** The directory the session's next command starts in. */
   readonly cwd: (context: ToolUseContext.ToolUseContext) => Effect.Effect<string>
   /**
@@ -64,6 +67,7 @@ export const make = (options: Options = {}): Service => {
     env: () => ({ ...process.env, ...extraEnv }),
     killGraceMs: options.killGraceMs ?? 2_000,
     maxSpoolBytes: options.maxSpoolBytes ?? 64 * 1024 * 1024,
+    backgroundOnTimeout: options.backgroundOnTimeout ?? false,
     cwd: (context) =>
       Effect.sync(() => {
         const stored = cwds.get(context.sessionId)

@@ -61,7 +61,22 @@ export interface StartOptions<E = never> {
   readonly wrap?: ((script: string) => Effect.Effect<string, E>) | undefined
 }
 
+/** A running foreground command handed over after its timeout (see `ShellProcess.Detach`). */
+export interface AdoptOptions {
+  readonly sessionId: string
+  readonly command: string
+  readonly description: string | undefined
+  readonly handoff: ShellProcess.Handoff
+}
+
 export interface Service {
+  /** The scope processes that may be adopted must be started in: it outlives every call. */
+  readonly scope: Scope.Scope
+  /**
+   * Takes over a running command: a task whose output file starts with the output so far; the answer is
+   * the task and the descriptor the rest of the output is to be written to.
+   */
+  readonly adopt: (options: AdoptOptions) => Effect.Effect<{ readonly task: TaskInfo; readonly fd: number }>
   readonly start: <E = never>(options: StartOptions<E>) => Effect.Effect<TaskInfo, TaskStartError | E>
   /**
    * The output written since the last read (cut in the middle past `maxChars`). With `block`, waits up
@@ -143,6 +158,18 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
             )
         )
       )
+      return yield* register(id, outputFile, options, scope, proc.exit)
+    })
+
+  /** Records a running task and watches its exit. */
+  const register = (
+    id: string,
+    outputFile: string,
+    options: { readonly sessionId: string; readonly command: string; readonly description: string | undefined },
+    scope: Scope.CloseableScope,
+    exit: Effect.Effect<ShellProcess.ExitStatus>
+  ) =>
+    Effect.gen(function*() {
       const done = yield* Deferred.make<void>()
       const entry: Entry = {
         info: {
@@ -161,7 +188,7 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
         offset: 0
       }
       tasks.set(id, entry)
-      yield* proc.exit.pipe(
+      yield* exit.pipe(
         Effect.flatMap((status) =>
           Effect.sync(() => {
             if (entry.info.status !== "running") return
@@ -201,7 +228,23 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
     return note + truncateMiddle(text, maxChars)
   }
 
+  const adopt = (options: AdoptOptions) =>
+    Effect.gen(function*() {
+      let id = newId()
+      while (tasks.has(id)) id = newId()
+      const outputFile = path.join(dir, `${id}.output`)
+      const fd = yield* Effect.sync(() => {
+        const opened = fs.openSync(outputFile, "w", 0o600)
+        if (options.handoff.output !== "") fs.writeSync(opened, options.handoff.output)
+        return opened
+      })
+      const task = yield* register(id, outputFile, options, options.handoff.scope, options.handoff.exit)
+      return { task, fd }
+    })
+
   const service: Service = {
+    scope: root,
+    adopt,
     start,
     read: (sessionId, taskId, options) =>
       Effect.gen(function*() {

@@ -88,6 +88,28 @@ describe("Bash: background tasks", () => {
       assert.include(badTimeout.text, "between 0 and 600000, got 700000")
     }).pipe(Effect.provide(runtimeLayer())))
 
+  it.scopedLive("with backgroundOnTimeout, a command that times out goes on as a task instead of dying", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const context = session(dir)
+      const result = yield* call("Bash", { command: "echo before; sleep 0.6; echo after", timeout: 200 }, context)
+      assert.strictEqual(result.result.is_error, undefined)
+      const match = /^before\nCommand timed out after 0\.2s and is still running in the background with ID: (b\w+)\. /
+        .exec(result.text)
+      assert.isNotNull(match, result.text)
+      const output = yield* call("TaskOutput", { task_id: match![1]! }, context)
+      assert.include(
+        output.text,
+        "<status>completed</status>\n<exit_code>0</exit_code>\n<output>\nbefore\nafter\n</output>"
+      )
+      const name = marker()
+      const long = yield* call("Bash", { command: `exec -a ${name} sleep 100`, timeout: 200 }, context)
+      const id = /ID: (b\w+)\./.exec(long.text)![1]!
+      assert.strictEqual(survivors(name), 1)
+      yield* call("TaskStop", { task_id: id }, context)
+      assert.strictEqual(survivors(name), 0)
+    }).pipe(Effect.provide(runtimeLayer({ backgroundOnTimeout: true }))))
+
   it.live("closing the runtime kills every task still running and removes the output files", () =>
     Effect.gen(function*() {
       const name = marker()
