@@ -50,6 +50,24 @@ export interface RunResult {
   readonly stoppedEarly: boolean
 }
 
+/**
+ * Reports `{ [key]: count() }` every `every` while the scope is open, only when the count moved since
+ * the last report: a fast call reports nothing, a long one at most once per interval.
+ */
+export const reportProgress = (
+  count: () => number,
+  every: Duration.DurationInput,
+  key: string
+): Effect.Effect<void, never, Scope.Scope | ToolProgress.ToolProgress> => {
+  let reported = 0
+  return Effect.suspend(() => {
+    const now = count()
+    if (now === reported) return Effect.void
+    reported = now
+    return ToolProgress.report({ [key]: now })
+  }).pipe(Effect.delay(every), Effect.repeat(Schedule.forever), Effect.forkScoped, Effect.asVoid)
+}
+
 const kill = (child: ChildProcess) =>
   Effect.sync(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
@@ -75,16 +93,7 @@ export const run = (
     )
     const state = { scanned: 0 }
     if (options.progressEvery !== undefined) {
-      let reported = 0
-      yield* Effect.suspend(() => {
-        if (state.scanned === reported) return Effect.void
-        reported = state.scanned
-        return ToolProgress.report({ [options.progressKey ?? "filesScanned"]: reported })
-      }).pipe(
-        Effect.delay(options.progressEvery),
-        Effect.repeat(Schedule.forever),
-        Effect.forkScoped
-      )
+      yield* reportProgress(() => state.scanned, options.progressEvery, options.progressKey ?? "filesScanned")
     }
     return yield* Effect.async<RunResult, ToolErrors.ToolError>((resume) => {
       const lines: Array<string> = []
