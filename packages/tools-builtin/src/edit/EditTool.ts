@@ -94,13 +94,14 @@ const writeText = (
   target: TargetPath,
   text: string,
   encoding: TextEncoding,
-  bom: boolean
+  bom: boolean,
+  create = false
 ) =>
   Effect.gen(function*() {
     const unencodable = firstUnencodable(text, encoding)
     if (unencodable !== undefined) return yield* fail(unencodableMessage(target.resolved, unencodable))
     const bytes = encode(text, encoding, bom)
-    yield* commitWrite(context, target, bytes)
+    yield* commitWrite(context, target, bytes, { create })
   })
 
 const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
@@ -109,7 +110,7 @@ const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
 
     if (stats === undefined) {
       yield* ensureParentDirectory(target.real)
-      yield* writeText(context, target, input.new_string, "utf8", false)
+      yield* writeText(context, target, input.new_string, "utf8", false, true)
       return {
         filePath: target.resolved,
         created: true,

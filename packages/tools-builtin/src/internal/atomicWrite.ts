@@ -17,6 +17,36 @@ export class AtomicWriteError extends Schema.TaggedError<AtomicWriteError>(
   message: Schema.String
 }) {}
 
+/**
+ * A `createOnly` write found a file at the target: someone created it after the caller looked. Nothing was
+ * written; the caller must treat the file as one it has not read.
+ */
+export class AtomicWriteTargetExists extends Schema.TaggedError<AtomicWriteTargetExists>(
+  "@toolwright/tools-builtin/AtomicWriteTargetExists"
+)("AtomicWriteTargetExists", {
+  path: Schema.String
+}) {
+  override get message(): string {
+    return `${this.path} was created by someone else while this call ran; it was left as it is.`
+  }
+}
+
+export interface WriteOptions {
+  /**
+   * The caller saw no file at the target: publish the new file with a hard link, which fails instead of
+   * replacing a file that appeared since, rather than with a rename, which would clobber it unread.
+   */
+  readonly createOnly?: boolean
+}
+
+const errnoCode = (cause: unknown): string | undefined =>
+  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
+
+/** Codes of file systems that have no hard links (FAT, some network and FUSE file systems). */
+const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"])
+
 const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
 /**
@@ -40,11 +70,18 @@ const statOrUndefined = (file: string) =>
  * process may, its owner); a new file gets the default mode under the umask. The parent directory must
  * exist. Runs uninterruptibly: once started, the call either replaces the file or leaves it untouched.
  */
-export const writeFileAtomic = (target: string, data: Uint8Array): Effect.Effect<void, AtomicWriteError> =>
+export const writeFileAtomic = (
+  target: string,
+  data: Uint8Array,
+  options: WriteOptions = {}
+): Effect.Effect<void, AtomicWriteError | AtomicWriteTargetExists> =>
   Effect.gen(function*() {
     const fail = (what: string) => (cause: unknown) =>
       new AtomicWriteError({ path: target, message: `Could not write ${target}: ${what}: ${describe(cause)}` })
     const existing = yield* statOrUndefined(target)
+    if (options.createOnly === true && existing !== undefined) {
+      return yield* new AtomicWriteTargetExists({ path: target })
+    }
     if (existing?.isDirectory()) {
       return yield* new AtomicWriteError({ path: target, message: `Could not write ${target}: it is a directory` })
     }
@@ -70,9 +107,26 @@ export const writeFileAtomic = (target: string, data: Uint8Array): Effect.Effect
       (handle) => Effect.promise(() => handle.close().catch(() => undefined))
     )
     const rename = Effect.tryPromise({ try: () => fs.rename(temp, target), catch: fail("renaming the temp file") })
+    // link(2) fails with EEXIST instead of replacing; the temp name is then removed below like any leftover.
+    const link = Effect.tryPromise({
+      try: () =>
+        fs.link(temp, target).then(() => true, (cause: unknown) => {
+          if (NO_HARD_LINKS.has(errnoCode(cause) ?? "")) return false
+          return Promise.reject(cause)
+        }),
+      catch: (cause) =>
+        errnoCode(cause) === "EEXIST"
+          ? new AtomicWriteTargetExists({ path: target })
+          : fail("linking the temp file")(cause)
+    }).pipe(
+      Effect.flatMap((linked) =>
+        linked ? Effect.promise(() => fs.rm(temp, { force: true }).catch(() => undefined)) : rename
+      )
+    )
+    const publish = options.createOnly === true ? link : rename
 
     yield* writeTemp.pipe(
-      Effect.zipRight(rename),
+      Effect.zipRight(publish),
       Effect.tapError(() => Effect.promise(() => fs.rm(temp, { force: true }).catch(() => undefined)))
     )
     // Persist the rename itself; some filesystems cannot fsync a directory, and the data is already safe.

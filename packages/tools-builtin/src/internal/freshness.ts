@@ -118,15 +118,19 @@ export const recordWrite = (
 
 /**
  * Replaces the file atomically and records the new bytes as read, as one uninterruptible step: an abort
- * cannot leave a written file that the session believes it has not seen (or the other way round).
+ * cannot leave a written file that the session believes it has not seen (or the other way round). With
+ * `create`, the caller found no file there: one that appeared since is not replaced but reported unread.
  */
 export const commitWrite = (
   context: ToolUseContext.ToolUseContext,
   target: TargetPath,
-  bytes: Uint8Array
+  bytes: Uint8Array,
+  options: { readonly create?: boolean } = {}
 ): Effect.Effect<void, ToolErrors.ToolError> =>
-  writeFileAtomic(target.real, bytes).pipe(
-    Effect.mapError((error) => toolError(error.message)),
+  writeFileAtomic(target.real, bytes, { createOnly: options.create === true }).pipe(
+    Effect.mapError((error) =>
+      toolError(error._tag === "AtomicWriteTargetExists" ? `${error.message} ${NOT_READ_MESSAGE}` : error.message)
+    ),
     Effect.zipRight(recordWrite(context, target, bytes)),
     Effect.uninterruptible
   )

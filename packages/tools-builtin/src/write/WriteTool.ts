@@ -59,7 +59,7 @@ export const WriteTool = Tool.make({
       else yield* ensureParentDirectory(target.real)
 
       const bytes = Buffer.from(input.content, "utf8")
-      yield* commitWrite(context, target, bytes)
+      yield* commitWrite(context, target, bytes, { create: stats === undefined })
       return { type: stats === undefined ? "create" : "update", filePath: target.resolved } satisfies WriteOutput
     }).pipe(Effect.withSpan("Write.call")),
   mapToolResult: (output: WriteOutput) =>

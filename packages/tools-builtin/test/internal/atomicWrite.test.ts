@@ -83,6 +83,21 @@ describe("writeFileAtomic", () => {
       assert.deepStrictEqual(fs.readdirSync(dir), [])
     }))
 
+  it.scopedLive("createOnly never replaces a file that appeared meanwhile, and leaves no temp file", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const target = path.join(dir, "new.txt")
+      yield* writeFileAtomic(target, Buffer.from("created"), { createOnly: true })
+      assert.strictEqual(fs.readFileSync(target, "utf8"), "created")
+      assert.strictEqual(fs.statSync(target).nlink, 1)
+      // Someone else's file is there now (an editor saved it after the tool looked): it must survive.
+      fs.writeFileSync(target, "theirs")
+      const error = yield* Effect.flip(writeFileAtomic(target, Buffer.from("ours"), { createOnly: true }))
+      assert.strictEqual(error._tag, "AtomicWriteTargetExists")
+      assert.strictEqual(fs.readFileSync(target, "utf8"), "theirs")
+      assert.deepStrictEqual(fs.readdirSync(dir), ["new.txt"])
+    }))
+
   it.scopedLive("a writer SIGKILLed at random moments leaves the old or the new file, never a truncated one", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
