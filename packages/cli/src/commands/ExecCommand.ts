@@ -257,6 +257,9 @@ export const command = Command.make(
   },
   (options) =>
     Effect.gen(function*() {
+      // A peer that closes its end of stdout cannot read results any more: that ends the session like a
+      // SIGTERM (running calls aborted, their processes killed) instead of crashing on EPIPE.
+      yield* Effect.sync(() => process.stdout.once("error", () => process.kill(process.pid, "SIGTERM")))
       const session = yield* makeSession(options, Option.getOrUndefined(options.sessionId))
       const { prompter, service } = yield* JsonLinesPrompter.make
       const layer = ToolOrchestration.layer.pipe(
