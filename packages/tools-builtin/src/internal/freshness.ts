@@ -70,9 +70,12 @@ export const ensureParentDirectory = (file: string): Effect.Effect<void, ToolErr
       )
   }).pipe(Effect.asVoid)
 
-/** What the session recorded for this file, under its resolved path or its real path. */
+/**
+ * What the session last recorded for this file. The real path first: Read and every write record it, so it
+ * is never older than the entry under a symlink's name, which a write through the real path leaves behind.
+ */
 const lastRead = (context: ToolUseContext.ToolUseContext, target: TargetPath) =>
-  context.readFileState.get(target.resolved) ?? context.readFileState.get(target.real)
+  context.readFileState.get(target.real) ?? context.readFileState.get(target.resolved)
 
 /**
  * The authoritative check, on the bytes about to be replaced: the session read the file, and those bytes

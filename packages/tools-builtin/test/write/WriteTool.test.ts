@@ -159,6 +159,25 @@ describe("Write", () => {
       assert.strictEqual(fs.readFileSync(path.join(dir, "real", "target.txt"), "utf8"), "via link\n")
     }))
 
+  it.scopedLive("edits through the link and through the real path both count as the session's own", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const context = writableContext(dir)
+      writeFiles(dir, { "real/target.txt": "one\n" })
+      const real = path.join(dir, "real", "target.txt")
+      const link = path.join(dir, "link.txt")
+      fs.symlinkSync(real, link)
+      yield* call("Read", { file_path: link }, context)
+      const viaLink = yield* call("Write", { file_path: link, content: "two\n" }, context)
+      assert.strictEqual(viaLink.text, `The file ${link} has been updated.`)
+      const direct = yield* call("Edit", { file_path: real, old_string: "two", new_string: "three" }, context)
+      assert.strictEqual(direct.result.is_error, undefined, direct.text)
+      // The session wrote every byte on disk, so writing through the link again is no "modified since read".
+      const again = yield* call("Write", { file_path: link, content: "four\n" }, context)
+      assert.strictEqual(again.text, `The file ${link} has been updated.`)
+      assert.strictEqual(fs.readFileSync(real, "utf8"), "four\n")
+    }))
+
   it.scopedLive("a directory is refused with a clear error", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
