@@ -75,10 +75,9 @@ export const makeWith = (options: Options): Service => {
             })
         })
       )
-      return bounded.pipe(
-        Effect.exit,
-        Effect.withSpan("ToolExecutor.execute", { attributes: { tool: tool.name } })
-      )
+      // No span of its own: the runtime's per-call span covers it, and a span with a stack trace
+      // costs more than the rest of the pipeline.
+      return Effect.exit(bounded)
     }
   }
 }

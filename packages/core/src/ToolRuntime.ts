@@ -52,7 +52,17 @@ const withContext = (content: ToolResultContent, extra: ReadonlyArray<string>): 
   return [...content, ...extra.map((text) => ({ type: "text" as const, text }))]
 }
 
+/**
+ * Whether each call is traced as a `ToolRuntime.execute` span. Off unless a runtime turns it on
+ * (`Layer.succeed(ToolRuntime.CallSpans, true)`): an Effect span costs more CPU than the whole pipeline
+ * of a small call, and most runtimes collect no traces.
+ */
+export class CallSpans extends Context.Reference<CallSpans>()("@toolwright/core/ToolRuntime/CallSpans", {
+  defaultValue: () => false
+}) {}
+
 export const make = Effect.gen(function*() {
+  const spans = yield* CallSpans
   const registry = yield* ToolRegistry
   const validator = yield* InputValidator
   const hooks = yield* ToolHooks
@@ -160,8 +170,8 @@ export const make = Effect.gen(function*() {
             : failWith(`${toolName} failed inside the runtime: ${formatCause(cause)}`)
         ),
         Effect.orDie,
-        // One span per call; stages are untraced because a span costs more than the whole pipeline.
-        Effect.withSpan("ToolRuntime.execute", { attributes: { tool: toolName }, captureStackTrace: false })
+        (self) =>
+          spans ? Effect.withSpan(self, "ToolRuntime.execute", { attributes: { tool: toolName }, captureStackTrace: false }) : self
       )
     })
 
