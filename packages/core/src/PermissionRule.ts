@@ -186,6 +186,9 @@ const stripPrefixes = (command: string): string => {
  * wrapper commands. Over-matching a deny rule is safe; missing one is a bypass.
  */
 export const denyVariants = (specifier: string): ReadonlyArray<string> => {
+  if (!/[;&|\n\r\t`()<>{}$"'\\=]/.test(specifier) && !WRAPPERS.has(specifier.slice(0, specifier.indexOf(" ") >>> 0))) {
+    return [specifier]
+  }
   const variants = new Set<string>([specifier])
   const pieces = specifier.split(/\$\(|[;&|\n\r`()<>{}]+/)
   for (const piece of pieces) {
@@ -229,6 +232,8 @@ export interface PathRoots {
 export interface PathPattern {
   readonly root: string | undefined
   readonly regex: RegExp
+  /** Literal text every matching relative path starts with (a cheap pre-check); "" when unknown. */
+  readonly prefix: string
 }
 
 const globSegment = (segment: string): string => {
@@ -278,22 +283,35 @@ export const globToRegExp = (pattern: string, anchored: boolean): RegExp => {
   return new RegExp(`^${isAnchored ? "" : "(?:.*/)?"}${source}$`, "s")
 }
 
+/** The literal start of an anchored pattern, up to its first glob character, cut back to a whole segment. */
+const literalPrefix = (pattern: string, anchored: boolean): string => {
+  if (!anchored && !pattern.replace(/\/+$/, "").includes("/")) return ""
+  const glob = pattern.search(/[*?[\\]/)
+  const literal = glob === -1 ? pattern.replace(/\/+$/, "") : pattern.slice(0, glob)
+  // Every match of an anchored pattern, and every directory above one, begins with this literal text.
+  return literal.replace(/^\/+/, "")
+}
+
+const pathPattern = (root: string | undefined, pattern: string, anchored: boolean): PathPattern => ({
+  root,
+  regex: globToRegExp(pattern, anchored),
+  prefix: root === undefined ? "" : literalPrefix(pattern, anchored)
+})
+
 /** Compiles a Read/Edit specifier against the roots its forms refer to. */
 export const compilePath = (content: string, roots: PathRoots): PathPattern => {
-  if (content.startsWith("//")) return { root: "/", regex: globToRegExp(content.slice(2), true) }
+  if (content.startsWith("//")) return pathPattern("/", content.slice(2), true)
   if (content === "~" || content.startsWith("~/")) {
     const rest = content.slice(2)
     return roots.home === undefined
-      ? { root: undefined, regex: globToRegExp(`**/${rest === "" ? "**" : rest}`, true) }
-      : { root: PosixPath.normalize(roots.home), regex: globToRegExp(rest, true) }
+      ? pathPattern(undefined, `**/${rest === "" ? "**" : rest}`, true)
+      : pathPattern(PosixPath.normalize(roots.home), rest, true)
   }
   if (content.startsWith("/")) {
-    return { root: PosixPath.normalize(roots.settingsRoot ?? roots.cwd), regex: globToRegExp(content.slice(1), true) }
+    return pathPattern(PosixPath.normalize(roots.settingsRoot ?? roots.cwd), content.slice(1), true)
   }
-  if (content === "." || content.startsWith("./")) {
-    return { root: PosixPath.normalize(roots.cwd), regex: globToRegExp(content.slice(2), true) }
-  }
-  return { root: PosixPath.normalize(roots.cwd), regex: globToRegExp(content, false) }
+  if (content === "." || content.startsWith("./")) return pathPattern(PosixPath.normalize(roots.cwd), content.slice(2), true)
+  return pathPattern(PosixPath.normalize(roots.cwd), content, false)
 }
 
 /**
@@ -309,7 +327,7 @@ export const matchesPath = (
   const candidates = pattern.root === undefined ? ["/"] : rootForms
   for (const root of candidates) {
     const relative = PosixPath.relativeInside(root, path)
-    if (relative === undefined || relative === "") continue
+    if (relative === undefined || relative === "" || !relative.startsWith(pattern.prefix)) continue
     if (pattern.regex.test(relative)) return true
     let slash = relative.indexOf("/")
     while (slash !== -1) {

@@ -4,7 +4,7 @@
  * call is a handful of string tests even against a thousand rules.
  */
 import { Effect, Either } from "effect"
-import type { PermissionContext, PermissionDecision, RuleEntry } from "../Permission.js"
+import type { PermissionContext, PermissionDecision, PermissionResult, RuleEntry } from "../Permission.js"
 import * as PermissionRule from "../PermissionRule.js"
 import type * as Tool from "../Tool.js"
 import type { PreToolUseOutcome } from "../ToolHooks.js"
@@ -21,11 +21,54 @@ interface CompiledRule {
   readonly domain: string | undefined
   readonly path: PermissionRule.PathPattern | undefined
   readonly rootForms: ReadonlyArray<string>
+  /** `root/literal-prefix` for each root form: a path not starting with one cannot match (cheap rejection). */
+  readonly pathStarts: ReadonlyArray<string> | undefined
+}
+
+interface SpecifierIndex {
+  /** Rules whose pattern starts with a whole first word (`git *`, `npm run test:*`), by that word. */
+  readonly byWord: ReadonlyMap<string, ReadonlyArray<CompiledRule>>
+  /** Rules that may match any first word (`ls*`, `* install`, domains). */
+  readonly rest: ReadonlyArray<CompiledRule>
 }
 
 interface RuleList {
-  /** Rules by the tool name they name (MCP server rules under `mcp__server`). */
-  readonly byTool: ReadonlyMap<string, ReadonlyArray<CompiledRule>>
+  /** Rules without a specifier, by the tool name they name (MCP server rules under `mcp__server`). */
+  readonly bare: ReadonlyMap<string, ReadonlyArray<CompiledRule>>
+  /** Rules with a specifier, by tool name. */
+  readonly content: ReadonlyMap<string, ReadonlyArray<CompiledRule>>
+  /** The same tool's rules with a specifier, indexed for command lookups. */
+  readonly specifiers: ReadonlyMap<string, SpecifierIndex>
+}
+
+/** The first word every match of a specifier rule must have, when the rule fixes it. */
+const ruleWord = (content: string): string | undefined => {
+  const source = content.endsWith(":*") ? `${content.slice(0, -2)} *` : content
+  const space = source.indexOf(" ")
+  const glob = source.search(/[*\\]/)
+  return space > 0 && (glob === -1 || space < glob) ? source.slice(0, space) : undefined
+}
+
+const firstWord = (subject: string): string => subject.slice(0, subject.indexOf(" ") >>> 0)
+
+/** Tool keys a call's rules are filed under: its name, aliases and MCP server. */
+const toolKeys = (tool: Tool.Any): ReadonlyArray<string> => {
+  const server = mcpServerKey(tool.name)
+  return server !== undefined && server !== tool.name ? [tool.name, ...tool.aliases, server] : [tool.name, ...tool.aliases]
+}
+
+/** The specifier rules of a tool that could match `subject`. */
+const specifierCandidates = (list: RuleList, tool: Tool.Any, subject: string): ReadonlyArray<CompiledRule> => {
+  const out: Array<CompiledRule> = []
+  const word = firstWord(subject)
+  for (const key of toolKeys(tool)) {
+    const index = list.specifiers.get(key)
+    if (index === undefined) continue
+    const byWord = index.byWord.get(word)
+    if (byWord !== undefined) for (const rule of byWord) out.push(rule)
+    for (const rule of index.rest) out.push(rule)
+  }
+  return out
 }
 
 interface Compiled {
@@ -80,20 +123,24 @@ const mcpServerKey = (name: string): string | undefined => {
   return `mcp__${cut === -1 ? rest : rest.slice(0, cut)}`
 }
 
-/** The rules that could apply to a tool: by name, by alias, by MCP server, plus Read and Edit path rules. */
-const candidates = (list: RuleList, tool: Tool.Any, withPathRules: boolean): ReadonlyArray<CompiledRule> => {
+/** Rules without a specifier filed under the tool's keys, plus bare `Read` / `Edit` when the call has paths. */
+const bareRules = (list: RuleList, tool: Tool.Any, withPathRules: boolean): ReadonlyArray<CompiledRule> => {
+  const keys = toolKeys(tool)
   const out: Array<CompiledRule> = []
-  const add = (key: string) => {
-    const rules = list.byTool.get(key)
+  for (const key of withPathRules ? new Set([...keys, "Read", "Edit"]) : keys) {
+    const rules = list.bare.get(key)
     if (rules !== undefined) for (const rule of rules) out.push(rule)
   }
-  add(tool.name)
-  for (const alias of tool.aliases) add(alias)
-  const server = mcpServerKey(tool.name)
-  if (server !== undefined && server !== tool.name) add(server)
-  if (withPathRules) {
-    if (tool.name !== "Read" && !tool.aliases.includes("Read")) add("Read")
-    if (tool.name !== "Edit" && !tool.aliases.includes("Edit")) add("Edit")
+  return out
+}
+
+/** Rules with a specifier that may be path rules: `Read(…)`, `Edit(…)`, and the tool's own for a file tool. */
+const pathRules = (list: RuleList, tool: Tool.Any, pathMode: boolean): ReadonlyArray<CompiledRule> => {
+  const keys = new Set(pathMode ? ["Read", "Edit", ...toolKeys(tool)] : ["Read", "Edit"])
+  const out: Array<CompiledRule> = []
+  for (const key of keys) {
+    const rules = list.content.get(key)
+    if (rules !== undefined) for (const rule of rules) out.push(rule)
   }
   return out
 }
@@ -117,8 +164,16 @@ const pathRuleApplies = (
 const matchesPathForms = (rule: CompiledRule, forms: ReadonlyArray<string>, every: boolean): boolean => {
   const pattern = rule.path
   if (pattern === undefined) return false
-  const test = (form: string) => PermissionRule.matchesPath(pattern, form, rule.rootForms)
-  return every ? forms.every(test) : forms.some(test)
+  // Plain loops: this runs once per rule per call, so no closure is allocated here.
+  for (const form of forms) {
+    const starts = rule.pathStarts
+    let possible = starts === undefined
+    if (starts !== undefined) for (const start of starts) if (form.startsWith(start)) possible = true
+    const matched = possible && PermissionRule.matchesPath(pattern, form, rule.rootForms)
+    if (every && !matched) return false
+    if (!every && matched) return true
+  }
+  return every
 }
 
 const specifierMatches = (rule: CompiledRule, subject: string): boolean => {
@@ -189,7 +244,9 @@ export const make = (options: Options) => {
 
   const compileList = (entries: ReadonlyArray<RuleEntry>, context: PermissionContext, cwd: string) =>
     Effect.gen(function*() {
-      const byTool = new Map<string, Array<CompiledRule>>()
+      const bare = new Map<string, Array<CompiledRule>>()
+      const withContent = new Map<string, Array<CompiledRule>>()
+      const specifiers = new Map<string, { byWord: Map<string, Array<CompiledRule>>; rest: Array<CompiledRule> }>()
       for (const entry of entries) {
         const parsed = PermissionRule.parse(entry.rule)
         // Settings are validated when loaded; a malformed rule from elsewhere is skipped, never widened.
@@ -207,23 +264,40 @@ export const make = (options: Options) => {
           specifier: content === undefined || domain !== undefined ? undefined : PermissionRule.compileSpecifier(content),
           domain,
           path,
-          rootForms: forms
+          rootForms: forms,
+          pathStarts: path?.root === undefined
+            ? undefined
+            : forms.map((root) => `${root === "/" ? "" : root}/${path.prefix}`)
         }
         const key = rule.toolName.endsWith("__*") ? rule.toolName.slice(0, -3) : rule.toolName
+        const byTool = content === undefined ? bare : withContent
         const list = byTool.get(key)
         if (list === undefined) byTool.set(key, [compiled])
         else list.push(compiled)
+        if (content !== undefined) {
+          let index = specifiers.get(key)
+          if (index === undefined) {
+            index = { byWord: new Map(), rest: [] }
+            specifiers.set(key, index)
+          }
+          const word = domain === undefined ? ruleWord(content) : undefined
+          if (word === undefined) index.rest.push(compiled)
+          else index.byWord.set(word, [...(index.byWord.get(word) ?? []), compiled])
+        }
       }
-      return { byTool } satisfies RuleList
+      return { bare, content: withContent, specifiers } satisfies RuleList
     })
 
   const cache = new WeakMap<PermissionContext, { key: string; compiled: Compiled }>()
-  const compiledFor = (context: PermissionContext, cwd: string): Effect.Effect<Compiled> => {
-    const session = options.sessionRules?.(cwd) ?? []
-    const key = `${cwd}\0${session.length}`
+  const cacheKey = (cwd: string) => `${cwd}\0${options.sessionRules?.(cwd).length ?? 0}`
+  const cachedFor = (context: PermissionContext, cwd: string): Compiled | undefined => {
     const hit = cache.get(context)
-    if (hit !== undefined && hit.key === key) return Effect.succeed(hit.compiled)
-    return Effect.gen(function*() {
+    return hit !== undefined && hit.key === cacheKey(cwd) ? hit.compiled : undefined
+  }
+  const compile = (context: PermissionContext, cwd: string): Effect.Effect<Compiled> =>
+    Effect.gen(function*() {
+      const key = cacheKey(cwd)
+      const session = options.sessionRules?.(cwd) ?? []
       const dirs: Array<string> = []
       for (const dir of [cwd, ...context.additionalDirectories]) {
         for (const form of yield* rootForms(PosixPath.resolve(cwd, dir))) if (!dirs.includes(form)) dirs.push(form)
@@ -237,17 +311,21 @@ export const make = (options: Options) => {
       cache.set(context, { key, compiled })
       return compiled
     })
-  }
 
-  const pathSubjects = (subjects: Tool.RuleSubjects, cwd: string): Effect.Effect<ReadonlyArray<PathSubject>> =>
-    Effect.forEach(subjects.paths, ({ path, access }) => {
-      const lexical = PosixPath.resolve(cwd, path)
-      return Effect.map(realPath(lexical), (real) => ({
-        path: lexical,
-        access,
-        forms: real === lexical ? [lexical] : [lexical, real]
-      }))
-    })
+  const lexicalPaths = (subjects: Tool.RuleSubjects, cwd: string) =>
+    subjects.paths.map(({ access, path }) => ({ access, path: PosixPath.resolve(cwd, path) }))
+  /** The paths with their real forms; synchronous when there is nothing to resolve. */
+  const pathSubjects = (
+    subjects: Tool.RuleSubjects,
+    cwd: string
+  ): ReadonlyArray<PathSubject> | Effect.Effect<ReadonlyArray<PathSubject>> => {
+    const lexical = lexicalPaths(subjects, cwd)
+    if (options.realPath === undefined || lexical.length === 0) {
+      return lexical.map(({ access, path }) => ({ access, path, forms: [path] }))
+    }
+    return Effect.forEach(lexical, ({ access, path }) =>
+      Effect.map(realPath(path), (real) => ({ path, access, forms: real === path ? [path] : [path, real] })))
+  }
 
   /** The first deny (or ask) rule matching any subject, with the path it matched if any. */
   const findMatch = (
@@ -257,19 +335,22 @@ export const make = (options: Options) => {
     paths: ReadonlyArray<PathSubject>,
     pathMode: boolean
   ): { readonly rule: CompiledRule; readonly path?: string } | undefined => {
-    for (const rule of candidates(list, tool, paths.length > 0)) {
-      const content = rule.rule.content
-      if (content === undefined) {
-        if (namesTool(rule, tool)) return { rule }
-        // Bare `Read` / `Edit` cover every path of their kind, whichever tool touches it.
-        for (const path of paths) {
-          if (pathRuleApplies(rule, tool, path.access, "deny", false)) return { rule, path: path.path }
+    if (!pathMode) {
+      for (const variant of specifierVariants) {
+        for (const rule of specifierCandidates(list, tool, variant)) {
+          if (specifierMatches(rule, variant)) return { rule }
         }
-        continue
       }
-      if (namesTool(rule, tool) && !pathMode) {
-        for (const variant of specifierVariants) if (specifierMatches(rule, variant)) return { rule }
+    }
+    for (const rule of bareRules(list, tool, paths.length > 0)) {
+      if (namesTool(rule, tool)) return { rule }
+      // Bare `Read` / `Edit` cover every path of their kind, whichever tool touches it.
+      for (const path of paths) {
+        if (pathRuleApplies(rule, tool, path.access, "deny", false)) return { rule, path: path.path }
       }
+    }
+    if (paths.length === 0) return undefined
+    for (const rule of pathRules(list, tool, pathMode)) {
       for (const path of paths) {
         if (pathRuleApplies(rule, tool, path.access, "deny", pathMode) && matchesPathForms(rule, path.forms, false)) {
           return { rule, path: path.path }
@@ -288,8 +369,7 @@ export const make = (options: Options) => {
     workingDirs: ReadonlyArray<string>,
     pathMode: boolean
   ): { readonly allowed: boolean; readonly rule?: CompiledRule; readonly missing: ReadonlyArray<string> } => {
-    const rules = candidates(list, tool, paths.length > 0)
-    const whole = rules.find((rule) => rule.rule.content === undefined && namesTool(rule, tool))
+    const whole = bareRules(list, tool, false).find((rule) => namesTool(rule, tool))
     if (whole !== undefined) return { allowed: true, rule: whole, missing: [] }
     if (subjects.opaque !== undefined) return { allowed: false, missing: [] }
     let decisive: CompiledRule | undefined
@@ -298,13 +378,12 @@ export const make = (options: Options) => {
       for (const specifier of subjects.specifiers) {
         const rule = PermissionRule.isUnsafeSpecifier(specifier)
           ? undefined
-          : rules.find((candidate) =>
-            candidate.rule.content !== undefined && namesTool(candidate, tool) && specifierMatches(candidate, specifier)
-          )
+          : specifierCandidates(list, tool, specifier).find((candidate) => specifierMatches(candidate, specifier))
         if (rule === undefined) missing.push(specifier)
         else decisive ??= rule
       }
     }
+    const rules = paths.length === 0 ? [] : [...bareRules(list, tool, true), ...pathRules(list, tool, pathMode)]
     for (const path of paths) {
       const rule = rules.find((candidate) =>
         pathRuleApplies(candidate, tool, path.access, "allow", pathMode) &&
@@ -354,41 +433,34 @@ export const make = (options: Options) => {
     input: unknown,
     context: ToolUseContext,
     hook: PreToolUseOutcome
-  ): Effect.Effect<PermissionDecision> =>
-    Effect.gen(function*() {
-      const permissionContext = context.permissionContext
-      const mode = permissionContext.mode
-      const dontAsk = (decision: Extract<PermissionDecision, { behavior: "ask" }>): PermissionDecision =>
-        mode === "dontAsk"
-          ? {
-            behavior: "deny",
-            message: `Permission to use ${
-              describeCall(tool, input)
-            } has been denied: ${decision.message} (mode dontAsk denies whatever would ask)`,
-            reason: `mode dontAsk; would ask: ${decision.reason}`
-          }
-          : decision
-
-      if (hook.permissionDecision === "deny") {
-        return {
+  ): Effect.Effect<PermissionDecision> => {
+    const permissionContext = context.permissionContext
+    const mode = permissionContext.mode
+    const dontAsk = (decision: Extract<PermissionDecision, { behavior: "ask" }>): PermissionDecision =>
+      mode === "dontAsk"
+        ? {
           behavior: "deny",
-          message: hook.reason ?? `Permission to use ${describeCall(tool, input)} has been denied by a PreToolUse hook.`,
-          reason: "PreToolUse hook"
+          message: `Permission to use ${describeCall(tool, input)
+            } has been denied: ${decision.message} (mode dontAsk denies whatever would ask)`,
+          reason: `mode dontAsk; would ask: ${decision.reason}`
         }
-      }
+        : decision
 
-      const compiled = yield* compiledFor(permissionContext, context.cwd)
-      let subjects: Tool.RuleSubjects
-      try {
-        subjects = tool.ruleSubjects(input, context)
-      } catch (error) {
-        subjects = { specifiers: [], paths: [], opaque: `its rule subjects could not be computed (${String(error)})` }
-      }
-      const paths = yield* pathSubjects(subjects, context.cwd)
-      // A tool without command-like subjects is a file tool: rules named after it are path rules.
-      const pathMode = subjects.specifiers.length === 0 && subjects.opaque === undefined
-      const variants = subjects.specifiers.flatMap(PermissionRule.denyVariants)
+    if (hook.permissionDecision === "deny") {
+      return Effect.succeed({
+        behavior: "deny",
+        message: hook.reason ?? `Permission to use ${describeCall(tool, input)} has been denied by a PreToolUse hook.`,
+        reason: "PreToolUse hook"
+      })
+    }
 
+    /** Deny and ask rules, which nothing overrides; `undefined` when none applies. */
+    const byRules = (
+      compiled: Compiled,
+      paths: ReadonlyArray<PathSubject>,
+      variants: ReadonlyArray<string>,
+      pathMode: boolean
+    ): PermissionDecision | undefined => {
       const denied = findMatch(compiled.deny, tool, variants, paths, pathMode)
       if (denied !== undefined) {
         return {
@@ -401,15 +473,24 @@ export const make = (options: Options) => {
       if (asked !== undefined) {
         return dontAsk({
           behavior: "ask",
-          message: `The ask rule ${asked.rule.rule.raw} (from ${asked.rule.entry.source}) requires approval for ${
-            describeCall(tool, input, asked.path)
-          }.`,
+          message: `The ask rule ${asked.rule.rule.raw} (from ${asked.rule.entry.source}) requires approval for ${describeCall(tool, input, asked.path)
+            }.`,
           reason: `ask rule ${ruleText(asked.rule)}`,
           suggestions: []
         })
       }
 
-      const own = yield* tool.checkPermissions(input, context)
+      return undefined
+    }
+
+    /** Everything after the tool's own check. */
+    const afterOwn = (
+      own: PermissionResult,
+      compiled: Compiled,
+      subjects: Tool.RuleSubjects,
+      paths: ReadonlyArray<PathSubject>,
+      pathMode: boolean
+    ): PermissionDecision => {
       if (own.behavior === "deny") return { behavior: "deny", message: own.message, reason: `${tool.name} check` }
       const readOnly = tool.isReadOnly(input)
       if (mode === "plan" && !readOnly) {
@@ -429,8 +510,7 @@ export const make = (options: Options) => {
       }
       // What can prove nothing is left for deny or ask rules: without that, even bypass asks.
       if (subjects.opaque !== undefined) {
-        const guarded = [...candidates(compiled.deny, tool, false), ...candidates(compiled.ask, tool, false)]
-          .some((rule) => rule.rule.content !== undefined)
+        const guarded = toolKeys(tool).some((key) => compiled.deny.specifiers.has(key) || compiled.ask.specifiers.has(key))
         if (guarded) {
           return dontAsk({
             behavior: "ask",
@@ -486,9 +566,8 @@ export const make = (options: Options) => {
       if (outside !== undefined) {
         return dontAsk({
           behavior: "ask",
-          message: `${describeCall(tool, input, outside.path)} needs permission: ${outside.path} is outside the working directories (${
-            compiled.workingDirs.join(", ")
-          }).`,
+          message: `${describeCall(tool, input, outside.path)} needs permission: ${outside.path} is outside the working directories (${compiled.workingDirs.join(", ")
+            }).`,
           reason: "outside the working directories",
           suggestions
         })
@@ -507,7 +586,31 @@ export const make = (options: Options) => {
         reason: "no rule allows it",
         suggestions
       })
-    })
+    }
+
+    const run = (compiled: Compiled): Effect.Effect<PermissionDecision> => {
+      let subjects: Tool.RuleSubjects
+      try {
+        subjects = tool.ruleSubjects(input, context)
+      } catch (error) {
+        subjects = { specifiers: [], paths: [], opaque: `its rule subjects could not be computed (${String(error)})` }
+      }
+      // A tool without command-like subjects is a file tool: rules named after it are path rules.
+      const pathMode = subjects.specifiers.length === 0 && subjects.opaque === undefined
+      const variants = subjects.specifiers.flatMap(PermissionRule.denyVariants)
+
+      const go = (paths: ReadonlyArray<PathSubject>): Effect.Effect<PermissionDecision> => {
+        const early = byRules(compiled, paths, variants, pathMode)
+        if (early !== undefined) return Effect.succeed(early)
+        return Effect.map(tool.checkPermissions(input, context), (own) => afterOwn(own, compiled, subjects, paths, pathMode))
+      }
+      const prepared = pathSubjects(subjects, context.cwd)
+      return Effect.isEffect(prepared) ? Effect.flatMap(prepared, go) : go(prepared)
+    }
+
+    const cached = cachedFor(permissionContext, context.cwd)
+    return cached !== undefined ? run(cached) : Effect.flatMap(compile(permissionContext, context.cwd), run)
+  }
 
   const isBlanketDenied = (tool: Tool.Any, permissionContext: PermissionContext): boolean =>
     permissionContext.deny.some(({ rule }) => {
