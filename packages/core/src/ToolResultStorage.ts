@@ -113,8 +113,12 @@ export const persistenceThreshold = (tool: Tool.Any, overrides: Options["toolRes
   return Math.min(tool.maxResultSizeChars, DEFAULT_MAX_RESULT_SIZE_CHARS)
 }
 
-const hasImage = (content: ToolResultContent): boolean =>
-  typeof content !== "string" && content.some((block) => block.type === "image")
+/**
+ * Content with an image or a tool_reference stays inline: neither can go to a text file, and a dropped
+ * tool_reference would leave a discovered tool unloaded.
+ */
+const hasNonText = (content: ToolResultContent): boolean =>
+  typeof content !== "string" && content.some((block) => block.type !== "text")
 
 /** Characters the model reads: a string's length, or the texts of the blocks (references weigh nothing). */
 export const contentSize = (content: ToolResultContent): number =>
@@ -289,8 +293,8 @@ const inlineText = (content: ToolResultContent): string =>
     : content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
 
 /**
- * Replaces content over `threshold` by its `<persisted-output>` message; images and results already
- * persisted pass through; a failed save becomes the truncated inline text.
+ * Replaces content over `threshold` by its `<persisted-output>` message; content with images or tool
+ * references and results already persisted pass through; a failed save becomes the truncated inline text.
  */
 export const maybePersist = (
   storage: Service,
@@ -299,7 +303,7 @@ export const maybePersist = (
   toolUseId: string,
   context: ToolUseContext
 ): Effect.Effect<ToolResultContent> => {
-  if (hasImage(content) || isPersisted(content) || contentSize(content) <= threshold) return Effect.succeed(content)
+  if (hasNonText(content) || isPersisted(content) || contentSize(content) <= threshold) return Effect.succeed(content)
   return storage.persist(content, toolUseId, context).pipe(
     Effect.map(buildLargeToolResultMessage),
     Effect.catchAll((error) => Effect.succeed(unsavedResultText(inlineText(content), threshold, error)))
@@ -392,7 +396,7 @@ export const applyToolResultBudget = Effect.fn("ToolResultStorage.applyToolResul
   const replacements = new Map(state.replacements)
   const newlyReplaced: Array<{ toolUseId: string; replacement: string }> = []
 
-  const candidates = results.filter((result) => !hasImage(result.content) && !isPersisted(result.content))
+  const candidates = results.filter((result) => !hasNonText(result.content) && !isPersisted(result.content))
   const fresh = candidates.filter((result) => !replacements.has(result.tool_use_id) && !seenIds.has(result.tool_use_id))
   const frozenSize = candidates
     .filter((result) => seenIds.has(result.tool_use_id) && !replacements.has(result.tool_use_id))

@@ -39,6 +39,17 @@ const Picture = Tool.make({
   ]
 })
 
+const Referencing = Tool.make({
+  name: "Referencing",
+  description: "Returns a long text and a tool reference",
+  input: Schema.Struct({}),
+  call: () => Effect.succeed("n".repeat(60_000)),
+  mapToolResult: (text: string) => [
+    { type: "text" as const, text },
+    { type: "tool_reference" as const, tool_name: "mcp__slack__read_channel" }
+  ]
+})
+
 /** 108,851 characters in lines of 100 (99 characters and a newline), the last one shorter. */
 const lines = (count: number, width = 99) =>
   Array.from({ length: count }, (_, i) => String(i).padStart(width, "-")).join("\n")
@@ -119,6 +130,11 @@ describe("ToolResultStorage.layerFileSystem", () => {
         assert.strictEqual(yield* toContent(Read, "r".repeat(500_000), contextIn(dir)), "r".repeat(500_000))
         const picture = yield* toContent(Picture, "", contextIn(dir))
         assert(Array.isArray(picture) && picture[0].type === "image")
+        // A tool_reference cannot be saved to a file and must reach the API: the content passes as it is.
+        assert.deepStrictEqual(yield* toContent(Referencing, "n".repeat(60_000), contextIn(dir, "toolu_ref")), [
+          { type: "text", text: "n".repeat(60_000) },
+          { type: "tool_reference", tool_name: "mcp__slack__read_channel" }
+        ])
         const fs = yield* FileSystem.FileSystem
         assert.isFalse(yield* fs.exists(`${dir}/session-1`))
       })
