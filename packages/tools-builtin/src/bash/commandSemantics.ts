@@ -442,6 +442,12 @@ const addCommand = (
     markOpaque(collector, `${wrapper} bypasses aliases and functions`)
   }
   if (name === "alias") markOpaque(collector, "alias changes what later commands mean")
+  if (STRING_RUNNERS.has(name) && !(name === "trap" && values.length <= 2 && values[1]?.startsWith("-"))) {
+    markOpaque(collector, `${name} runs a string as a command later`)
+  }
+  if ((name === "su" || name === "script") && hasOption(values, /^(-c|--command)/)) {
+    markOpaque(collector, `${name} -c runs a string as a command`)
+  }
   const hasWrite = redirects.some((r) => r.access === "write")
   collector.commands.push({
     text: stripped.words.map(render).join(" "),
@@ -452,7 +458,44 @@ const addCommand = (
     kind: kindOf(name),
     readOnly: !hasWrite && readOnlyWords(values)
   })
+  // A privilege or scheduling wrapper stays in the rule subject (allowing `rm` must not allow `sudo rm`),
+  // and the command it runs is a subject too, so a deny rule on that command still applies.
+  const inner = innerCommandStart(stripped.words.map((w) => w.value))
+  if (inner !== undefined) addCommand(stripped.words.slice(inner), [], redirects, collector)
 }
+
+/** Where the command run by `sudo`, `doas`, `setsid`, `ionice`, `taskset`, `chrt` or `unbuffer` starts. */
+const innerCommandStart = (words: ReadonlyArray<string | undefined>): number | undefined => {
+  const name = words[0]
+  const withValue = name === undefined ? undefined : RUNNER_OPTIONS[name]
+  if (withValue === undefined) return undefined
+  let i = 1
+  while (i < words.length) {
+    const w = words[i]
+    if (w === undefined) return undefined
+    if (w === "--") return i + 1 < words.length ? i + 1 : undefined
+    if (!w.startsWith("-")) break
+    i += withValue.includes(w) ? 2 : 1
+  }
+  // taskset takes a CPU mask and chrt a priority before the command.
+  if ((name === "taskset" || name === "chrt") && i < words.length) i += 1
+  return i < words.length ? i : undefined
+}
+
+/** Wrappers that run a command given as words, and their options that take a value. */
+const RUNNER_OPTIONS: Record<string, ReadonlyArray<string>> = {
+  sudo: ["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U", "--user", "--group", "--host", "--prompt"],
+  doas: ["-u", "-C"],
+  setsid: [],
+  ionice: ["-c", "-n", "--class", "--classdata"],
+  taskset: [],
+  chrt: [],
+  unbuffer: [],
+  coproc: []
+}
+
+/** Builtins and tools that keep a string to run as a command. */
+const STRING_RUNNERS = new Set(["trap", "enable", "bind", "complete", "compgen", "watch", "fc"])
 
 /** The simple commands directly under `node` that a redirect on `node` belongs to. */
 const lastCommandsOf = (node: SyntaxNode): "last" | "all" =>
@@ -547,7 +590,9 @@ export const analyze = (command: string): Analysis => {
     return opaqueAnalysis(`the command is longer than ${MAX_COMMAND_LENGTH} characters`)
   }
   if (parser === undefined) return opaqueAnalysis("the bash parser is not loaded")
-  const tree = parser.parse(command)
+  // Bash removes a backslash-newline before it splits words (`r\<newline>m` is `rm`); the grammar does not.
+  // An escaped backslash before a newline (`a\\<newline>`) is not a continuation: the newline separates.
+  const tree = parser.parse(command.replace(/(^|[^\\])((?:\\\\)*)\\\r?\n/g, "$1$2"))
   if (tree === null) return opaqueAnalysis("the command could not be parsed")
   try {
     const root = tree.rootNode
@@ -584,6 +629,9 @@ const SUBCOMMAND = /^[A-Za-z][\w:.@/-]*$/
 
 /** The prefix an "allow always" rule should use for one command: `npm run test`, `git commit`, `rm`. */
 export const rulePrefix = (words: ReadonlyArray<string>): string => {
+  // `sudo rm`, not `sudo`: a rule for the wrapper alone would allow every command under it.
+  const inner = innerCommandStart(words)
+  if (inner !== undefined) return [...words.slice(0, inner), rulePrefix(words.slice(inner))].join(" ")
   const name = words[0] ?? ""
   const prefix = [name]
   if (SUBCOMMAND_CLIS.has(name) && words[1] !== undefined && SUBCOMMAND.test(words[1])) {

@@ -118,6 +118,19 @@ describe("commandSemantics", () => {
     assert.deepStrictEqual(await specifiers("\\rm -rf x"), ["rm -rf x"])
   })
 
+  it("sees the command a line continuation, a runner wrapper or coproc hides", async () => {
+    assert.deepStrictEqual(await specifiers("r\\\nm -rf x"), ["rm -rf x"])
+    assert.deepStrictEqual(await specifiers("echo a\\\\\nrm -rf x"), ["echo 'a\\'", "rm -rf x"])
+    assert.deepStrictEqual(await specifiers("docker run \\\n  --rm node"), ["docker run --rm node"])
+    assert.deepStrictEqual(await specifiers("coproc rm -rf x"), ["coproc rm -rf x", "rm -rf x"])
+    assert.deepStrictEqual(await specifiers("sudo -u root rm -rf x"), ["sudo -u root rm -rf x", "rm -rf x"])
+    assert.deepStrictEqual(await specifiers("setsid -f nice rm -rf x"), ["setsid -f nice rm -rf x", "rm -rf x"])
+    assert.deepStrictEqual(await specifiers("taskset 0x1 rm -rf x"), ["taskset 0x1 rm -rf x", "rm -rf x"])
+    assert.strictEqual((await analyze("trap 'rm -rf x' EXIT")).opaque, "trap runs a string as a command later")
+    assert.strictEqual((await analyze("watch rm -rf x")).opaque, "watch runs a string as a command later")
+    assert.strictEqual((await analyze("su -c 'rm -rf x'")).opaque, "su -c runs a string as a command")
+  })
+
   it("rule subjects: each command, redirection targets as resolved writes, the opaque reason", async () => {
     await load
     assert.deepStrictEqual(ruleSubjects("git status && echo hi > out.txt 2>/dev/null; cat < in.txt", "/work"), {
@@ -137,6 +150,10 @@ describe("commandSemantics", () => {
     assert.deepStrictEqual(CommandSemantics.suggestRules("git status && git commit -m x && git push"), [
       "Bash(git commit:*)",
       "Bash(git push)"
+    ])
+    assert.deepStrictEqual(CommandSemantics.suggestRules("sudo -u root apt-get install -y jq"), [
+      "Bash(sudo -u root apt-get install:*)",
+      "Bash(apt-get install:*)"
     ])
     assert.deepStrictEqual(CommandSemantics.suggestRules("ls -la"), [])
     assert.deepStrictEqual(CommandSemantics.suggestRules("bash -c 'npm test'"), [])
