@@ -216,9 +216,9 @@ export const make = (
         })
       })
 
-    const canExecuteTool = (call: TrackedCall): boolean => {
-      return executing === 0 || (call.safe && executing < maxConcurrency && executingUnsafe === 0)
-    }
+    /** Nothing runs, or this call and everything running are concurrency-safe and there is room. */
+    const canExecuteTool = (call: TrackedCall): boolean =>
+      executing === 0 || (call.safe && executing < maxConcurrency && executingUnsafe === 0)
 
     const start = (call: TrackedCall) => {
       call.status = "executing"
@@ -226,7 +226,9 @@ export const make = (
       if (!call.safe) executingUnsafe++
       call.startedAt = Date.now()
       // Started from exit handlers too, which run uninterruptibly: the call itself must stay interruptible.
-      call.fiber = runFork(runtime.execute(call.toolUse, context, emit).pipe(Effect.onExit(onExit(call)), Effect.interruptible))
+      call.fiber = runFork(
+        runtime.execute(call.toolUse, context, emit).pipe(Effect.onExit(onExit(call)), Effect.interruptible)
+      )
     }
 
     /**
@@ -264,25 +266,20 @@ export const make = (
       processQueue()
     }
 
-    /** Cancels what the user's abort reaches; returns the `block` calls still running. */
-    const abortNow = (): Array<TrackedCall> => {
+    /** The user's abort: queued calls cancelled, running `cancel` calls interrupted, `block` calls left to finish. */
+    const abortNow = () => {
       const reason: CancelReason = { _tag: "User" }
       if (latch) latched ??= reason
-      const blocking: Array<TrackedCall> = []
       holdQueue = true
       for (const call of calls) {
         if (call.status === "queued") settle(call, synthetic(call, reason))
-        else if (call.status === "executing") {
-          if (call.interruptBehavior === "cancel") requestCancel(call, reason)
-          else blocking.push(call)
-        }
+        else if (call.status === "executing" && call.interruptBehavior === "cancel") requestCancel(call, reason)
       }
       holdQueue = false
-      return blocking
     }
 
-    // Closing the scope is the strongest abort: `cancel` calls are interrupted and awaited, `block` calls
-    // are awaited, and only then do the call fibers' scope and `events` end.
+    // Closing the scope is the strongest abort: `cancel` calls are interrupted, and the scope closes only once
+    // they and the `block` calls have ended and every result is out on `events`.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
         closed = true
@@ -301,7 +298,7 @@ export const make = (
         ended = true
         flush()
       }),
-      abort: Effect.sync(() => void abortNow()),
+      abort: Effect.sync(abortNow),
       events: Mailbox.toStream(mailbox),
       pending: Effect.sync(() => calls.length - nextToYield)
     } satisfies StreamingToolExecutor

@@ -48,7 +48,10 @@ export type CascadeSetting = typeof CascadeSetting.Type
 export const cascadePolicyFromSetting = (setting: CascadeSetting): CascadePolicy =>
   typeof setting === "string"
     ? { tools: setting, readOnly: defaultCascadePolicy.readOnly }
-    : { tools: setting.tools ?? defaultCascadePolicy.tools, readOnly: setting.readOnly ?? defaultCascadePolicy.readOnly }
+    : {
+      tools: setting.tools ?? defaultCascadePolicy.tools,
+      readOnly: setting.readOnly ?? defaultCascadePolicy.readOnly
+    }
 
 export interface Settings {
   /** At most this many calls of one concurrent batch run at once (at least 1). */
@@ -214,7 +217,9 @@ export interface Service {
   readonly partition: (toolUses: ReadonlyArray<ToolUseBlock>) => ReadonlyArray<Batch>
 }
 
-export class ToolOrchestration extends Context.Tag("@toolwright/core/ToolOrchestration")<ToolOrchestration, Service>() {}
+export class ToolOrchestration
+  extends Context.Tag("@toolwright/core/ToolOrchestration")<ToolOrchestration, Service>()
+{}
 
 /** The orchestration over the given runtime, with the given settings. */
 export const makeWith = (runtime: RuntimeService, settings: Settings): Service => {

@@ -71,7 +71,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 /** What one input line asks for, or why it cannot be used. */
 type Parsed =
-  | { readonly _tag: "Calls"; readonly toolUses: ReadonlyArray<Message.ToolUseBlock>; readonly problems: ReadonlyArray<string> }
+  | {
+    readonly _tag: "Calls"
+    readonly toolUses: ReadonlyArray<Message.ToolUseBlock>
+    readonly problems: ReadonlyArray<string>
+  }
   | { readonly _tag: "Answer"; readonly response: JsonLinesPrompter.PermissionResponse }
   | { readonly _tag: "Abort" }
   | { readonly _tag: "Invalid"; readonly problem: string }
@@ -94,7 +98,9 @@ export const parseLine = (text: string): Parsed => {
   } catch (error) {
     return {
       _tag: "Invalid",
-      problem: `it is not valid JSON (${error instanceof Error ? error.message : String(error)}); send one JSON object per line`
+      problem: `it is not valid JSON (${
+        error instanceof Error ? error.message : String(error)
+      }); send one JSON object per line`
     }
   }
   if (!isRecord(value)) return { _tag: "Invalid", problem: `it is not a JSON object; ${EXPECTED}` }
@@ -126,11 +132,16 @@ export const parseLine = (text: string): Parsed => {
       if (value.behavior !== "allow" && value.behavior !== "deny") {
         return {
           _tag: "Invalid",
-          problem: `the permission_response's \`behavior\` must be "allow" or "deny", not ${JSON.stringify(value.behavior)}`
+          problem: `the permission_response's \`behavior\` must be "allow" or "deny", not ${
+            JSON.stringify(value.behavior)
+          }`
         }
       }
       if (value.rule !== undefined && typeof value.rule !== "string") {
-        return { _tag: "Invalid", problem: "the permission_response's `rule` must be a string such as \"Bash(npm test:*)\"" }
+        return {
+          _tag: "Invalid",
+          problem: "the permission_response's `rule` must be a string such as \"Bash(npm test:*)\""
+        }
       }
       if (value.message !== undefined && typeof value.message !== "string") {
         return { _tag: "Invalid", problem: "the permission_response's `message` must be a string" }
@@ -206,7 +217,10 @@ export const run = (
             const fresh: Array<Message.ToolUseBlock> = []
             for (const toolUse of parsed.toolUses) {
               if (seen.has(toolUse.id)) {
-                yield* error(line, `tool_use id ${JSON.stringify(toolUse.id)} was already used in this session; give every call its own id`)
+                yield* error(
+                  line,
+                  `tool_use id ${JSON.stringify(toolUse.id)} was already used in this session; give every call its own id`
+                )
               } else {
                 seen.add(toolUse.id)
                 fresh.push(toolUse)
