@@ -9,16 +9,24 @@
 import { SandboxManager } from "@anthropic-ai/sandbox-runtime"
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime"
 import { rgPath } from "@vscode/ripgrep"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer, Schema } from "effect"
 import { shellStateDir } from "./ShellProcess.js"
 
-/** Settings `sandbox`, in Claude Code's shape. */
-export interface Settings {
-  readonly enabled?: boolean
-  readonly network?: { readonly allowedDomains?: ReadonlyArray<string> }
-  readonly filesystem?: { readonly allowWrite?: ReadonlyArray<string>; readonly denyRead?: ReadonlyArray<string> }
-  /** Run commands unsandboxed when the sandbox cannot start, instead of refusing them. */
-  readonly allowUnsandboxed?: boolean
+/**
+ * Settings `sandbox`, in Claude Code's shape, for a settings loader to decode (keys it does not know are
+ * left alone). `allowUnsandboxed` runs commands without the sandbox when it cannot start.
+ */
+export const SettingsSchema = Schema.Struct({
+  enabled: Schema.optional(Schema.Boolean),
+  network: Schema.optional(Schema.Struct({ allowedDomains: Schema.optional(Schema.Array(Schema.String)) })),
+  filesystem: Schema.optional(Schema.Struct({
+    allowWrite: Schema.optional(Schema.Array(Schema.String)),
+    denyRead: Schema.optional(Schema.Array(Schema.String))
+  })),
+  allowUnsandboxed: Schema.optional(Schema.Boolean)
+})
+
+export interface Settings extends Schema.Schema.Type<typeof SettingsSchema> {
   /** The ripgrep the sandbox uses to find protected files (default: the one `@vscode/ripgrep` ships). */
   readonly ripgrepCommand?: string
 }

@@ -2,7 +2,8 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either, Schema } from "effect"
+import * as Sandbox from "../../src/bash/Sandbox.js"
 import { call, runtimeLayer, session, tempDir } from "./support.js"
 
 const has = (command: string) => ChildProcess.spawnSync("which", [command]).status === 0
@@ -71,6 +72,16 @@ describe.skipIf(missing.length > 0)(title, () => {
 })
 
 describe("Bash with the sandbox enabled but unable to start", () => {
+  it("settings sandbox decode from Claude Code's shape; a wrong type is an error naming the field", () => {
+    const decode = Schema.decodeUnknownEither(Sandbox.SettingsSchema)
+    const ok = decode({ enabled: true, network: { allowedDomains: ["github.com"] }, excludedCommands: ["docker"] })
+    assert.deepStrictEqual(Either.getOrThrow(ok), { enabled: true, network: { allowedDomains: ["github.com"] } })
+    const bad = decode({ enabled: "yes" })
+    assert.isTrue(Either.isLeft(bad))
+    assert.include(String(Either.isLeft(bad) ? bad.left.message : ""), "enabled")
+  })
+
+
   it.scopedLive("refuses to run, naming what is missing and how to install it", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
