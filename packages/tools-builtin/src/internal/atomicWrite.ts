@@ -85,6 +85,19 @@ export const writeFileAtomic = (
     if (existing?.isDirectory()) {
       return yield* new AtomicWriteError({ path: target, message: `Could not write ${target}: it is a directory` })
     }
+    // A rename needs only the directory's permission, so it would replace a file its owner made read-only:
+    // refuse what an in-place write could not do, and (since root may write anything) files with no write bit.
+    if (existing !== undefined) {
+      const writable = yield* Effect.promise(() => fs.access(target, fs.constants.W_OK).then(() => true, () => false))
+      if (!writable || (existing.mode & 0o222) === 0) {
+        const mode = (existing.mode & 0o7777).toString(8).padStart(4, "0")
+        return yield* new AtomicWriteError({
+          path: target,
+          message: `Could not write ${target}: the file is read-only (mode ${mode}). Make it writable first ` +
+            "(chmod u+w) if it should change."
+        })
+      }
+    }
     const temp = tempPathFor(target)
 
     const writeTemp = Effect.acquireUseRelease(

@@ -83,6 +83,22 @@ describe("writeFileAtomic", () => {
       assert.deepStrictEqual(fs.readdirSync(dir), [])
     }))
 
+  it.scopedLive("a read-only file is not replaced behind its back (a rename would ignore its mode)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const target = path.join(dir, "locked.txt")
+      fs.writeFileSync(target, "protected")
+      fs.chmodSync(target, 0o444)
+      const error = yield* Effect.flip(writeFileAtomic(target, Buffer.from("changed")))
+      assert.strictEqual(
+        error.message,
+        `Could not write ${target}: the file is read-only (mode 0444). Make it writable first (chmod u+w) if it ` +
+          "should change."
+      )
+      assert.strictEqual(fs.readFileSync(target, "utf8"), "protected")
+      assert.deepStrictEqual(fs.readdirSync(dir), ["locked.txt"])
+    }))
+
   it.scopedLive("createOnly never replaces a file that appeared meanwhile, and leaves no temp file", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
