@@ -14,11 +14,20 @@ export const recordRead = (
   bytes: Uint8Array | string,
   mtimeMs: number,
   range?: { readonly offset?: number; readonly limit?: number }
+): void => recordReadHash(context, path, hashContent(bytes), mtimeMs, range)
+
+/** As `recordRead`, for a file hashed while it was streamed (`contentHash` is `hashContent` of its bytes). */
+export const recordReadHash = (
+  context: ToolUseContext.ToolUseContext,
+  path: string,
+  contentHash: string,
+  mtimeMs: number,
+  range?: { readonly offset?: number; readonly limit?: number }
 ): void => {
   context.readFileState.set({
     path,
     mtimeMs,
-    contentHash: hashContent(bytes),
+    contentHash,
     readAt: Date.now(),
     ...(range?.offset !== undefined ? { offset: range.offset } : {}),
     ...(range?.limit !== undefined ? { limit: range.limit } : {})

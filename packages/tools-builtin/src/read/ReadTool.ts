@@ -9,11 +9,12 @@ import * as path from "node:path"
 import { Tool, ToolErrors } from "@toolwright/core"
 import type { Message, ToolUseContext } from "@toolwright/core"
 import { Effect, Either, Schema } from "effect"
-import { recordRead } from "../internal/fileState.js"
+import { recordRead, recordReadHash } from "../internal/fileState.js"
 import { realPath, resolvePath } from "../internal/paths.js"
 import { BINARY_EXTENSIONS, imageMediaType } from "./fileKinds.js"
 import type { ImageResult } from "./image.js"
 import { imageBlock, readImage } from "./image.js"
+import { readLineRange } from "./lineStream.js"
 import * as Notebook from "./notebook.js"
 import type { PdfText } from "./pdf.js"
 import { MAX_PAGES_PER_READ, parsePages, readPdf, renderPdf } from "./pdf.js"
@@ -53,6 +54,9 @@ export type ReadOutput =
   | { readonly type: "pastEnd"; readonly filePath: string; readonly offset: number; readonly totalLines: number }
 
 const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
+
+/** Ranged reads of files larger than this stream them instead of loading them whole. */
+export const STREAM_ABOVE_BYTES = 16 * 1024 * 1024
 
 /** The path Read works on and permission rules see: `~` expanded, resolved against cwd, symlinks followed. */
 export const readPath = (filePath: string, context: ToolUseContext.ToolUseContext): string =>
@@ -148,36 +152,45 @@ const read = Effect.fn("Read.call")(function*(
   const ranged = input.offset !== undefined || input.limit !== undefined
   if (!ranged && stat.size > Prompt.MAX_FILE_BYTES) return yield* fail(Prompt.fileTooLarge(stat.size))
 
-  const bytes = yield* readBytes(file)
-  const encoding = detectEncoding(bytes)
-  if (looksBinary(bytes, encoding)) return yield* fail(Prompt.binaryFile(extension))
   const range = {
     ...(input.offset !== undefined ? { offset: input.offset } : {}),
     ...(input.limit !== undefined ? { limit: input.limit } : {})
   }
-  recordRead(context, file, bytes, stat.mtimeMs, range)
-
-  const lines = splitLines(decode(bytes, encoding))
-  if (lines.length === 0) return { type: "empty", filePath: file } satisfies ReadOutput
   // Claude Code treats offset 0 as the first line.
   const startLine = Math.max(1, input.offset ?? 1)
-  if (startLine > lines.length) {
-    return { type: "pastEnd", filePath: file, offset: input.offset ?? startLine, totalLines: lines.length } satisfies
-      ReadOutput
+  const limit = input.limit ?? Prompt.DEFAULT_LINE_LIMIT
+
+  if (stat.size > STREAM_ABOVE_BYTES) {
+    const streamed = yield* readLineRange(file, startLine, limit, Prompt.MAX_LINE_CHARS)
+    if (streamed.binary) return yield* fail(Prompt.binaryFile(extension))
+    recordReadHash(context, file, streamed.contentHash, stat.mtimeMs, range)
+    return yield* present(file, input, startLine, streamed.lines, streamed.totalLines)
   }
-  const shown = lines.slice(startLine - 1, startLine - 1 + (input.limit ?? Prompt.DEFAULT_LINE_LIMIT))
+  const bytes = yield* readBytes(file)
+  const encoding = detectEncoding(bytes)
+  if (looksBinary(bytes, encoding)) return yield* fail(Prompt.binaryFile(extension))
+  recordRead(context, file, bytes, stat.mtimeMs, range)
+  const lines = splitLines(decode(bytes, encoding))
+  return yield* present(file, input, startLine, lines.slice(startLine - 1, startLine - 1 + limit), lines.length)
+})
+
+/** The lines shown, or the warning for an empty file or an offset past the end; refused over the token limit. */
+const present = (
+  file: string,
+  input: ReadInput,
+  startLine: number,
+  shown: ReadonlyArray<string>,
+  totalLines: number
+): Effect.Effect<ReadOutput, ToolErrors.ToolError> => {
+  if (totalLines === 0) return Effect.succeed({ type: "empty", filePath: file })
+  if (startLine > totalLines) {
+    return Effect.succeed({ type: "pastEnd", filePath: file, offset: input.offset ?? startLine, totalLines })
+  }
   const content = numberLines(shown, startLine)
   const tokens = Math.ceil(content.length / 4)
-  if (tokens > Prompt.MAX_OUTPUT_TOKENS) return yield* fail(Prompt.tooManyTokens(tokens))
-  return {
-    type: "text",
-    filePath: file,
-    content,
-    startLine,
-    numLines: shown.length,
-    totalLines: lines.length
-  } satisfies ReadOutput
-})
+  if (tokens > Prompt.MAX_OUTPUT_TOKENS) return fail(Prompt.tooManyTokens(tokens))
+  return Effect.succeed({ type: "text", filePath: file, content, startLine, numLines: shown.length, totalLines })
+}
 
 const renderOutput = (output: ReadOutput): Message.ToolResultContent => {
   switch (output.type) {
