@@ -80,9 +80,15 @@ export const settingsStages: Layer.Layer<PermissionPolicy.PermissionPolicy | Too
 /** The registry of every tool the CLI offers. */
 export const registryLayer = ToolRegistry.layer([BuiltinTools.plugin]).pipe(Layer.provide(NodeContext.layer))
 
+/** A prompter behind the PermissionRequest hooks of the session's settings, which may answer for the user. */
+export const withPermissionRequestHooks = <E, R>(prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>) =>
+  CommandHooks.layerPermissionRequest.pipe(Layer.provide(prompter), Layer.provide(NodeContext.layer))
+
 /** The runtime over the CLI's registry: settings-driven stages, the terminal prompt when interactive. */
 export const runtimeLayer = ToolRuntime.layer.pipe(
-  Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, TerminalPrompter.layerAuto)),
+  Layer.provide(
+    Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
+  ),
   Layer.provideMerge(registryLayer)
 )
 
@@ -142,6 +148,8 @@ export const runtimeLayerWith = <E, R>(
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
 ) =>
   ToolRuntime.layer.pipe(
-    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, prompter, ToolExecutor.layerConfig)),
+    Layer.provide(
+      Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, withPermissionRequestHooks(prompter), ToolExecutor.layerConfig)
+    ),
     Layer.provideMerge(registryLayerFor(options))
   )

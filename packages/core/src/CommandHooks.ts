@@ -8,6 +8,8 @@
  */
 import { Command, CommandExecutor } from "@effect/platform"
 import { Chunk, Duration, Effect, Layer, Option, Stream } from "effect"
+import type * as Permission from "./Permission.js"
+import * as PermissionPrompter from "./PermissionPrompter.js"
 import type { CommandHook } from "./Settings.js"
 import { formatCause } from "./ToolErrors.js"
 import type * as Tool from "./Tool.js"
@@ -136,8 +138,8 @@ const logNonBlocking = (hook: CommandHook, run: HookRun) =>
     `${hook.event} hook \`${hook.command}\` exited with ${run.exitCode} (non-blocking error): ${run.stderr.trim()}`
   )
 
-/** Builds the command-hook stage. Needs a CommandExecutor to start the hook processes. */
-export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, CommandExecutor.CommandExecutor> =>
+/** Starts the hooks of an event that match a tool and reads each one's run; shared by every event. */
+const makeRunner = (options: Options) =>
   Effect.gen(function*() {
     const executor = yield* CommandExecutor.CommandExecutor
     const shell = options.shell ?? "/bin/sh"
@@ -232,6 +234,12 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
         { concurrency: "unbounded" }
       ).pipe(Effect.map((results) => results.flatMap((result) => (Option.isSome(result) ? [result.value] : []))))
 
+    return { runAll, base }
+  })
+
+/** Builds the command-hook stage. Needs a CommandExecutor to start the hook processes. */
+export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, CommandExecutor.CommandExecutor> =>
+  Effect.map(makeRunner(options), ({ base, runAll }) => {
     return {
       preToolUse: (tool, input, context) =>
         runAll("PreToolUse", tool, base("PreToolUse", tool, input, context), context, interpretPre).pipe(
@@ -262,6 +270,76 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
         )
     } satisfies ToolHooks.Service
   })
+
+/** What a PermissionRequest hook answered: allow or deny on the user's behalf, or nothing. */
+export const interpretPermissionRequest = (
+  hook: CommandHook,
+  run: HookRun
+): Effect.Effect<Permission.PermissionAnswer | undefined> => {
+  if (run.exitCode === 2) {
+    const stderr = run.stderr.trim()
+    const message = stderr === "" ? `Denied by the PermissionRequest hook \`${hook.command}\`.` : stderr
+    return Effect.succeed({ behavior: "deny", message })
+  }
+  if (run.exitCode !== 0) return Effect.as(logNonBlocking(hook, run), undefined)
+  const json = parseOutput(run.stdout)
+  const decision = json === undefined ? undefined : specific(json).decision
+  if (!isRecord(decision)) return Effect.succeed(undefined)
+  if (decision.behavior === "allow") {
+    return Effect.succeed(
+      isRecord(decision.updatedInput) ? { behavior: "allow", updatedInput: decision.updatedInput } : { behavior: "allow" }
+    )
+  }
+  if (decision.behavior === "deny") {
+    const message = typeof decision.message === "string" && decision.message !== ""
+      ? decision.message
+      : `Denied by the PermissionRequest hook \`${hook.command}\`.`
+    return Effect.succeed({ behavior: "deny", message })
+  }
+  return Effect.succeed(undefined)
+}
+
+/**
+ * PermissionRequest hooks in front of a prompter: when the policy asks, matching hooks get Claude Code's
+ * PermissionRequest event (with `permission_suggestions`) and may answer for the user (a deny wins over
+ * an allow); when none answers, `inner` asks as usual.
+ */
+export const makePermissionRequest = (
+  options: Options,
+  inner: PermissionPrompter.Service
+): Effect.Effect<PermissionPrompter.Service, never, CommandExecutor.CommandExecutor> =>
+  Effect.map(makeRunner(options), ({ base, runAll }) => ({
+    ask: (request) =>
+      runAll(
+        "PermissionRequest",
+        request.tool,
+        {
+          ...base("PermissionRequest", request.tool, request.input, request.context),
+          permission_suggestions: request.suggestions
+        },
+        request.context,
+        interpretPermissionRequest
+      ).pipe(Effect.flatMap((answers) => {
+        const decided = answers.filter((answer) => answer !== undefined)
+        const denied = decided.find((answer) => answer.behavior === "deny")
+        if (denied !== undefined) return Effect.succeed(denied)
+        const allowed = decided.find((answer) => answer.behavior === "allow")
+        return allowed !== undefined ? Effect.succeed(allowed) : inner.ask(request)
+      }))
+  }))
+
+/**
+ * Wraps the PermissionPrompter below it with the PermissionRequest hooks of each session's settings
+ * (`context.commandHooks`): `layerPermissionRequest.pipe(Layer.provide(TerminalPrompter.layerAuto))`.
+ */
+export const layerPermissionRequest: Layer.Layer<
+  PermissionPrompter.PermissionPrompter,
+  never,
+  PermissionPrompter.PermissionPrompter | CommandExecutor.CommandExecutor
+> = Layer.effect(
+  PermissionPrompter.PermissionPrompter,
+  Effect.flatMap(PermissionPrompter.PermissionPrompter, (inner) => makePermissionRequest({}, inner))
+)
 
 /** Command hooks from settings as the hook stage. */
 export const layer = (options: Options): Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> =>

@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Settings } from "../src/index.js"
-import { CommandHooks, Tool, ToolHooks, ToolRegistry, ToolRuntime, ToolUseContext } from "../src/index.js"
+import { CommandHooks, PermissionPrompter, Tool, ToolHooks, ToolRegistry, ToolRuntime, ToolUseContext } from "../src/index.js"
 
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tw-hooks-")))
 
@@ -226,5 +226,43 @@ describe("CommandHooks in the pipeline", () => {
       assert.strictEqual(event.result.content, "embedder says no")
       const dying = ToolHooks.fromProgrammatic([{ preToolUse: () => Effect.die("boom") }])
       assert.deepStrictEqual(yield* dying.preToolUse(Echo, {}, context), {})
+    }))
+})
+
+describe("CommandHooks: PermissionRequest", () => {
+  const ask = (hooks: ReadonlyArray<Settings.CommandHook>) =>
+    Effect.gen(function*() {
+      let innerAsked = 0
+      const inner: PermissionPrompter.Service = {
+        ask: () => Effect.sync(() => (innerAsked++, { behavior: "deny" as const, message: "inner said no" }))
+      }
+      const prompter = yield* CommandHooks.makePermissionRequest({}, inner)
+      const answer = yield* prompter.ask({
+        tool: Echo,
+        input: { text: "x" },
+        context: { ...context, commandHooks: hooks },
+        message: "Echo needs permission",
+        suggestions: ["Echo"]
+      })
+      return { answer, innerAsked }
+    }).pipe(Effect.provide(NodeContext.layer))
+
+  it.live("a hook answers for the user; deny wins; nothing said falls through to the prompter", () =>
+    Effect.gen(function*() {
+      const allow = `grep -q '"permission_suggestions":\\["Echo"\\]' && echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`
+      assert.deepStrictEqual(yield* ask([hook("PermissionRequest", allow)]), { answer: { behavior: "allow" }, innerAsked: 0 })
+      const deny = `echo '{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"not today"}}}'`
+      assert.deepStrictEqual(yield* ask([hook("PermissionRequest", allow), hook("PermissionRequest", deny)]), {
+        answer: { behavior: "deny", message: "not today" },
+        innerAsked: 0
+      })
+      assert.deepStrictEqual(yield* ask([hook("PermissionRequest", "echo nothing to say")]), {
+        answer: { behavior: "deny", message: "inner said no" },
+        innerAsked: 1
+      })
+      assert.deepStrictEqual(yield* ask([hook("PermissionRequest", "echo nope >&2; exit 2", "Bash")]), {
+        answer: { behavior: "deny", message: "inner said no" },
+        innerAsked: 1
+      })
     }))
 })
