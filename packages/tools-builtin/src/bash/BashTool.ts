@@ -65,17 +65,23 @@ export const MAX_TIMEOUT_MS = 600_000
 export const DEFAULT_MAX_OUTPUT_LENGTH = 30_000
 export const PROGRESS_INTERVAL_MS = 100
 
-const positiveInteger = (name: string, fallback: number) =>
+/** The most output a result may hold: more would defeat the point of cutting it. */
+export const MAX_OUTPUT_LENGTH_LIMIT = 1_000_000
+
+const positiveInteger = (name: string, fallback: number, max = Number.MAX_SAFE_INTEGER) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 })
+    Config.validate({
+      message: `${name} must be a positive integer${max === Number.MAX_SAFE_INTEGER ? "" : ` up to ${max}`}`,
+      validation: (n) => n > 0 && n <= max
+    })
   )
 
 /** The limits, from `BASH_DEFAULT_TIMEOUT_MS`, `BASH_MAX_TIMEOUT_MS` and `BASH_MAX_OUTPUT_LENGTH`. */
 export const limits = Config.all({
   defaultTimeoutMs: positiveInteger("BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS),
   maxTimeoutMs: positiveInteger("BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS),
-  maxOutputChars: positiveInteger("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT_LENGTH)
+  maxOutputChars: positiveInteger("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT_LENGTH, MAX_OUTPUT_LENGTH_LIMIT)
 }).pipe(
   // A maximum below the default lowers the default too: no call may run longer than the maximum.
   Config.map((l) => ({ ...l, defaultTimeoutMs: Math.min(l.defaultTimeoutMs, l.maxTimeoutMs) }))
@@ -83,7 +89,8 @@ export const limits = Config.all({
 
 const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
 
-const loadLimits = limits.pipe(
+/** The limits, or a ToolError naming the environment variable that is wrong. */
+export const loadLimits = limits.pipe(
   Effect.catchAll((error: ConfigError.ConfigError) =>
     fail(`Bash is misconfigured: ${String(error)}. Fix the environment variable or unset it to use the default.`)
   )

@@ -19,7 +19,7 @@ project's working directories: if a command ends outside them, the shell's cwd i
 Shell state other than the directory (variables, functions) does not persist.
 
 Before running a command:
-- If it creates files or directories, check first (with LS or Read) that the parent directory exists.
+- If it creates files or directories, check first (with Glob or ls) that the parent directory exists.
 - Quote paths that contain spaces with double quotes: cd "path with spaces/file.txt".
 
 Usage notes:

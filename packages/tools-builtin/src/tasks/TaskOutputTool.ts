@@ -5,7 +5,7 @@
 import { Tool, ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Effect, Schema } from "effect"
-import { DEFAULT_MAX_OUTPUT_LENGTH } from "../bash/BashTool.js"
+import { loadLimits } from "../bash/BashTool.js"
 import * as Prompt from "./prompt.js"
 import type { TaskRead } from "./TaskManager.js"
 import { TaskManager } from "./TaskManager.js"
@@ -59,10 +59,13 @@ export const TaskOutputTool = Tool.make({
   },
   mapToolResult: (read: TaskRead) => render(read),
   call: (input: TaskOutputInput, context: ToolUseContext.ToolUseContext) =>
-    Effect.flatMap(TaskManager, (tasks) =>
-      tasks.read(context.sessionId, input.task_id, {
+    Effect.gen(function*() {
+      const tasks = yield* TaskManager
+      const { maxOutputChars } = yield* loadLimits
+      return yield* tasks.read(context.sessionId, input.task_id, {
         block: input.block ?? true,
         timeoutMs: input.timeout ?? DEFAULT_WAIT_MS,
-        maxChars: DEFAULT_MAX_OUTPUT_LENGTH
-      }))
+        maxChars: maxOutputChars
+      })
+    })
 })

@@ -195,6 +195,8 @@ describe("Bash: running commands", () => {
       const broken = yield* withEnv("BASH_MAX_OUTPUT_LENGTH", "lots", bash({ command: "echo hi" }, session(dir)))
       assert.include(broken.text, "Bash is misconfigured")
       assert.include(broken.text, "BASH_MAX_OUTPUT_LENGTH")
+      const huge = yield* withEnv("BASH_MAX_OUTPUT_LENGTH", "5000000", bash({ command: "echo hi" }, session(dir)))
+      assert.include(huge.text, "BASH_MAX_OUTPUT_LENGTH must be a positive integer up to 1000000")
     }).pipe(Effect.provide(runtimeLayer())))
 
   it("cascades on error and is cancelled on interrupt", () => {
