@@ -18,7 +18,10 @@ import * as JsonLinesPrompter from "../src/JsonLinesPrompter.js"
 
 type Line = Record<string, unknown>
 
-const makeHarness = (mode: Permission.PermissionMode = "default") =>
+const makeHarness = (
+  mode: Permission.PermissionMode = "default",
+  options: { readonly cascade?: ToolOrchestration.CascadePolicy } = {}
+) =>
   Effect.gen(function*() {
     const latches = new Map<string, Deferred.Deferred<void>>()
     const latch = (key: string) =>
@@ -32,9 +35,19 @@ const makeHarness = (mode: Permission.PermissionMode = "default") =>
     const Input = Schema.Struct({ key: Schema.String })
     const waitFor = ({ key }: { key: string }) =>
       Effect.flatMap(latch(key), Deferred.await).pipe(Effect.as(`${key} done`))
+    const fail = ({ key }: { key: string }) =>
+      Effect.flatMap(latch(key), Deferred.await).pipe(Effect.zipRight(Effect.fail(`${key} failed`)))
     const tools = [
       Tool.make({ name: "Look", description: "reads", input: Input, isReadOnly: () => true, isConcurrencySafe: () => true, call: waitFor }),
-      Tool.make({ name: "Change", description: "writes", input: Input, call: waitFor })
+      Tool.make({ name: "Change", description: "writes", input: Input, call: waitFor }),
+      Tool.make({
+        name: "Shell",
+        description: "fails, cascading",
+        input: Input,
+        cascadeOnError: true,
+        isConcurrencySafe: () => true,
+        call: fail
+      })
     ]
     const { prompter, service } = yield* JsonLinesPrompter.make
     const layer = ToolOrchestration.layerWith({}).pipe(
@@ -53,7 +66,7 @@ const makeHarness = (mode: Permission.PermissionMode = "default") =>
     const fiber = yield* ExecCommand.run(context, {
       lines: Mailbox.toStream(input),
       write: (line) => Effect.sync(() => void output.push(JSON.parse(line) as Line))
-    }).pipe(Effect.provide(layer), Effect.fork)
+    }, options).pipe(Effect.provide(layer), Effect.fork)
 
     const send = (...lines: Array<unknown>) =>
       Effect.sync(() => lines.forEach((line) => input.unsafeOffer(typeof line === "string" ? line : JSON.stringify(line))))
@@ -256,5 +269,57 @@ describe("toolwright exec (in-process)", () => {
       yield* Effect.sleep("20 millis")
       yield* Fiber.interrupt(h.fiber)
       assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.is_error]), [["x", true]])
+    }))
+
+  it.live("a failing cascading call cancels its running siblings, unless the settings say none", () =>
+    Effect.gen(function*() {
+      const run = (cascade: ToolOrchestration.CascadePolicy | undefined) =>
+        Effect.gen(function*() {
+          const h = yield* makeHarness("bypassPermissions", cascade === undefined ? {} : { cascade })
+          yield* h.send(toolUse("sib", "Look", "sib"), toolUse("sh", "Shell", "sh"))
+          yield* Effect.sleep("10 millis")
+          yield* h.open("sh")
+          yield* Effect.sleep("30 millis")
+          yield* h.open("sib")
+          yield* h.input.end
+          yield* Fiber.join(h.fiber)
+          return results(h.output).map((r) => r.content)
+        })
+      assert.deepStrictEqual(yield* run(undefined), [
+        "<tool_use_error>Cancelled: parallel tool call Shell errored</tool_use_error>",
+        "<tool_use_error>sh failed</tool_use_error>"
+      ])
+      assert.deepStrictEqual(yield* run({ tools: "none", readOnly: false }), [
+        "sib done",
+        "<tool_use_error>sh failed</tool_use_error>"
+      ])
+    }))
+
+  it.effect("the cascade policy comes from the toolErrorCascade setting; a bad value names the key and the files", () =>
+    Effect.gen(function*() {
+      const resolved = (merged: Record<string, unknown>) => ({
+        permissionContext: Permission.emptyPermissionContext(),
+        hooks: [],
+        env: {},
+        merged,
+        sources: ["/p/.toolwright/settings.json"]
+      })
+      assert.isUndefined(yield* ExecCommand.cascadeFromSettings(resolved({})))
+      assert.deepStrictEqual(yield* ExecCommand.cascadeFromSettings(resolved({ toolErrorCascade: "none" })), {
+        tools: "none",
+        readOnly: false
+      })
+      assert.deepStrictEqual(
+        yield* ExecCommand.cascadeFromSettings(resolved({ toolErrorCascade: { tools: ["Bash"], readOnly: true } })),
+        { tools: ["Bash"], readOnly: true }
+      )
+      const error = yield* Effect.flip(ExecCommand.cascadeFromSettings(resolved({ toolErrorCascade: "sometimes" })))
+      assert.isTrue(
+        error.message.startsWith(
+          "Invalid settings (/p/.toolwright/settings.json): toolErrorCascade must be \"none\", \"declared\" or " +
+            "{\"tools\": \"declared\" | \"none\" | [\"Bash\", ...], \"readOnly\": true | false}, but it is \"sometimes\".\n"
+        ),
+        error.message
+      )
     }))
 })

@@ -9,8 +9,8 @@
 import { Command, Options } from "@effect/cli"
 import { NodeStream } from "@effect/platform-node"
 import { Message, PermissionPrompter, StreamingToolExecutor, ToolOrchestration } from "@toolwright/core"
-import type { ToolUseContext } from "@toolwright/core"
-import { Effect, Fiber, Layer, Option, Stream } from "effect"
+import type { Settings, ToolUseContext } from "@toolwright/core"
+import { Effect, Fiber, Layer, Option, ParseResult, Schema, Stream } from "effect"
 import { UsageError } from "../CliError.js"
 import * as CliOptions from "../CliOptions.js"
 import { makeSession, runtimeLayerWith } from "../CliRuntime.js"
@@ -172,12 +172,13 @@ export const parseLine = (text: string): Parsed => {
  */
 export const run = (
   context: ToolUseContext.ToolUseContext,
-  io: Io
+  io: Io,
+  options: { readonly cascade?: ToolOrchestration.CascadePolicy } = {}
 ): Effect.Effect<void, never, ToolOrchestration.ToolOrchestration | JsonLinesPrompter.JsonLinesPrompter> =>
   Effect.scoped(Effect.gen(function*() {
     const prompter = yield* JsonLinesPrompter.JsonLinesPrompter
     // One executor for the session: an abort or a cascade reaches the calls added so far, not later ones.
-    const executor = yield* StreamingToolExecutor.make(context, { latchCancellation: false })
+    const executor = yield* StreamingToolExecutor.make(context, { latchCancellation: false, ...options })
     const seen = new Set<string>()
     const error = (line: number, problem: string) =>
       io.write(encodeLine({ type: "error", line, message: `Line ${line}: ${problem}.` }))
@@ -251,6 +252,31 @@ export const run = (
     )
   }))
 
+/** The settings key holding the error-cascade policy: `"none"`, `"declared"` or `{ tools, readOnly }`. */
+export const CASCADE_SETTING = "toolErrorCascade"
+
+/**
+ * The cascade policy from the merged settings, if a file sets one (it wins over the environment); an invalid
+ * value is a usage error naming the key, the files and what it accepts.
+ */
+export const cascadeFromSettings = (
+  settings: Settings.Resolved
+): Effect.Effect<ToolOrchestration.CascadePolicy | undefined, UsageError> => {
+  const value = settings.merged[CASCADE_SETTING]
+  if (value === undefined) return Effect.succeed(undefined)
+  return Schema.decodeUnknown(ToolOrchestration.CascadeSetting)(value).pipe(
+    Effect.map(ToolOrchestration.cascadePolicyFromSetting),
+    Effect.mapError((error) =>
+      new UsageError({
+        message: `Invalid settings (${settings.sources.join(", ")}): ${CASCADE_SETTING} must be "none", "declared" or ` +
+          `{"tools": "declared" | "none" | ["Bash", ...], "readOnly": true | false}, but it is ${
+            JSON.stringify(value)
+          }.\n${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      })
+    )
+  )
+}
+
 const sessionId = Options.text("session-id").pipe(
   Options.withDescription("The session's id (default: a new one), printed in the first line {\"type\":\"ready\",...}"),
   Options.optional
@@ -280,7 +306,8 @@ export const command = Command.make(
         Layer.provide(runtimeLayerWith(Layer.succeed(PermissionPrompter.PermissionPrompter, prompter), options)),
         Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
       )
-      yield* run(session.context, stdio).pipe(
+      const cascade = yield* cascadeFromSettings(session.settings)
+      yield* run(session.context, stdio, cascade === undefined ? {} : { cascade }).pipe(
         Effect.provide(layer),
         Effect.catchTags({
           OrchestrationConfigError: (e) => new UsageError({ message: e.message }),
