@@ -210,7 +210,9 @@ export interface Service {
   readonly runtime: RuntimeService
   /**
    * Runs the calls batch by batch. Progress and permission requests pass through as they happen; the
-   * results come in the order of the calls, whatever order they finish in. Never fails.
+   * results come in the order of the calls, whatever order they finish in. Never fails. A failure does not
+   * cancel the other calls, and a reader that stops early interrupts what still runs (without results):
+   * for error cascades and user aborts that answer every call, use the `StreamingToolExecutor`.
    */
   readonly runTools: (toolUses: ReadonlyArray<ToolUseBlock>, context: ToolUseContext) => Stream.Stream<RuntimeEvent>
   /** The batches `runTools` would run. */
