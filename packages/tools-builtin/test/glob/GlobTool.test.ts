@@ -2,8 +2,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { GlobTool } from "../src/glob/GlobTool.js"
-import { age, callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
+import { GlobTool } from "../../src/glob/GlobTool.js"
+import { age, callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
 
 const glob = (input: unknown, cwd: string, additionalDirectories: ReadonlyArray<string> = []) =>
   callTool([GlobTool], "Glob", input, contextFor(cwd, additionalDirectories))

@@ -4,9 +4,9 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, ToolProgress } from "@toolwright/core"
 import { Effect, Fiber, Schedule } from "effect"
-import { GrepTool } from "../src/grep/GrepTool.js"
-import { rgPath } from "../src/internal/ripgrep.js"
-import { age, callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
+import { GrepTool } from "../../src/grep/GrepTool.js"
+import { rgPath } from "../../src/internal/ripgrep.js"
+import { age, callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
 
 const grep = (input: unknown, cwd: string, additionalDirectories: ReadonlyArray<string> = []) =>
   callTool([GrepTool], "Grep", input, contextFor(cwd, additionalDirectories))

@@ -2,10 +2,10 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import sharp from "sharp"
-import { MAX_IMAGE_BYTES } from "../src/read/image.js"
-import { ReadTool } from "../src/read/ReadTool.js"
-import { makePdf } from "./support/pdf.js"
-import { callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
+import { MAX_IMAGE_BYTES } from "../../src/read/image.js"
+import { ReadTool } from "../../src/read/ReadTool.js"
+import { makePdf } from "../support/pdf.js"
+import { callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
 
 const read = (input: unknown, cwd: string) => callTool([ReadTool], "Read", input, contextFor(cwd))
 

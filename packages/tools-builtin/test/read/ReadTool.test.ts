@@ -3,9 +3,9 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Tool } from "@toolwright/core"
 import { Effect } from "effect"
-import { hashContent } from "../src/internal/fileState.js"
-import { ReadTool } from "../src/read/ReadTool.js"
-import { callTool, contextFor, tempDir, writeFiles } from "./support/runTool.js"
+import { hashContent } from "../../src/internal/fileState.js"
+import { ReadTool } from "../../src/read/ReadTool.js"
+import { callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
 
 const read = (input: unknown, cwd: string, context = contextFor(cwd)) => callTool([ReadTool], "Read", input, context)
 
