@@ -6,8 +6,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -15,6 +15,7 @@ import { afterAll, beforeAll } from "vitest"
 const cliDir = join(import.meta.dirname, "..")
 const bin = join(cliDir, "dist", "toolwright.mjs")
 const scripted = join(cliDir, "..", "mcp", "test", "fixtures", "scripted-server.mjs")
+const oauthServer = join(cliDir, "..", "mcp", "test", "fixtures", "oauth-server.mjs")
 let dir = ""
 
 beforeAll(() => {
@@ -113,5 +114,45 @@ describe("toolwright mcp", () => {
       )
       assert.isTrue(write.isError)
       assert.include((write.content as Array<{ text: string }>)[0].text, "so toolwright mcp serve cannot ask")
+    }))
+
+  it.scopedLive("login: OAuth in the browser (here: fetched), then the server connects", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.acquireRelease(
+        Effect.async<{ kill: () => void; port: number }>((resume) => {
+          const child = spawn(process.execPath, [oauthServer], { stdio: ["ignore", "pipe", "inherit"] })
+          child.stdout.on("data", (chunk: Buffer) => {
+            const match = /listening (\d+)/.exec(String(chunk))
+            if (match !== null) resume(Effect.succeed({ kill: () => child.kill("SIGKILL"), port: Number(match[1]) }))
+          })
+        }),
+        (server) => Effect.sync(server.kill)
+      )
+      const project = mkdtempSync(join(dir, "oauth-"))
+      const url = `http://127.0.0.1:${server.port}/mcp`
+      assert.strictEqual(toolwright("mcp", "add", "guarded", "--cwd", project, "--url", url).code, 0)
+      const before = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
+      assert.strictEqual(before[0].state, "needs-auth")
+
+      const code = yield* Effect.async<number | null>((resume) => {
+        const child = spawn(process.execPath, [bin, "mcp", "login", "guarded", "--cwd", project], {
+          env: { ...process.env, HOME: dir, PATH: "/nonexistent" },
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+        let stderr = ""
+        child.stderr.on("data", (chunk: Buffer) => {
+          stderr += String(chunk)
+          const match = /^(http:\/\/127\.0\.0\.1:\d+\/authorize\S*)$/m.exec(stderr)
+          if (match !== null) {
+            stderr = ""
+            void fetch(match[1]).then((response) => response.text())
+          }
+        })
+        child.on("exit", (status) => resume(Effect.succeed(status)))
+      })
+      assert.strictEqual(code, 0)
+      assert.strictEqual(statSync(join(dir, ".toolwright", "mcp-credentials.json")).mode & 0o777, 0o600)
+      const after = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
+      assert.strictEqual(after[0].state, "connected")
     }))
 })

@@ -27,9 +27,17 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { WebSocketClientTransport } from "./internal/WebSocketClientTransport.js"
 import { compile, type Validator } from "./internal/jsonSchema.js"
-import type { McpConfigError, McpServerType, ParsedServers, ServerConfig, ServerEntry } from "./McpConfig.js"
+import type {
+  McpConfigError,
+  McpServerType,
+  ParsedServers,
+  RemoteServerConfig,
+  ServerConfig,
+  ServerEntry
+} from "./McpConfig.js"
 import * as McpConfig from "./McpConfig.js"
 import * as McpContent from "./McpContent.js"
+import * as McpOAuth from "./McpOAuth.js"
 import { McpServerNotFound, McpToolCallError } from "./McpErrors.js"
 import * as McpToolName from "./McpToolName.js"
 
@@ -80,6 +88,8 @@ export interface Options {
   readonly reconnect?: { readonly maxAttempts: number; readonly initialDelayMs: number }
   readonly clientInfo?: { readonly name: string; readonly version: string }
   readonly env?: Readonly<Record<string, string | undefined>>
+  /** Where OAuth credentials are kept; default `~/.toolwright/mcp-credentials.json`. */
+  readonly credentialsFile?: string
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
@@ -108,7 +118,7 @@ const messageOf = (error: unknown): string =>
 
 /** The HTTP status behind a transport error, when there is one. */
 const httpStatus = (error: unknown): number | undefined => {
-  if (error instanceof UnauthorizedError) return 401
+  if (error instanceof UnauthorizedError || error instanceof McpOAuth.LoginRequiredError) return 401
   if (error instanceof StreamableHTTPError || error instanceof SseError) return error.code
   if (Predicate.hasProperty(error, "httpStatus") && typeof error.httpStatus === "number") return error.httpStatus
   return undefined
@@ -200,6 +210,12 @@ export const make = (options: Options) =>
       version++
     }
 
+    const credentials = new McpOAuth.CredentialsStore(options.credentialsFile)
+    const authOption = (name: string, config: RemoteServerConfig) => {
+      const authProvider = McpOAuth.providerFor(name, config, credentials)
+      return authProvider === undefined ? {} : { authProvider }
+    }
+
     const makeTransport = (connection: Connection): { transport: Transport; logFd: number | undefined; offset: number } => {
       const config = connection.entry.config
       switch (config.type) {
@@ -227,6 +243,7 @@ export const make = (options: Options) =>
           return {
             transport: new StreamableHTTPClientTransport(new URL(config.url), {
               requestInit: { headers: { ...config.headers } },
+              ...authOption(connection.entry.name, config),
               // A dead server is detected by the errors below; the SDK's own retries only delay that.
               reconnectionOptions: {
                 maxRetries: 0,
@@ -242,6 +259,7 @@ export const make = (options: Options) =>
           return {
             transport: new SSEClientTransport(new URL(config.url), {
               requestInit: { headers: { ...config.headers } },
+              ...authOption(connection.entry.name, config),
               eventSourceInit: {
                 fetch: (url, init) =>
                   fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...config.headers } })
@@ -344,7 +362,8 @@ export const make = (options: Options) =>
           yield* Effect.promise(() => client.close().catch(() => undefined))
           connection.state = isAuthError(cause) ? "needs-auth" : "failed"
           connection.error = isAuthError(cause)
-            ? `the server requires authentication (HTTP 401): ${messageOf(cause)}`
+            ? `the server requires authentication (HTTP 401): ${messageOf(cause)}. ` +
+              `Run \`toolwright mcp login ${connection.entry.name}\`, or give credentials in its headers.`
             : describeFailure(connection, cause, offset)
           changed()
           return
@@ -399,7 +418,7 @@ export const make = (options: Options) =>
       const name = connection.entry.name
       const message = connection.state === "needs-auth"
         ? `MCP server "${name}" needs authentication before ${toolName} can run: ${connection.error ?? "HTTP 401"}. ` +
-          `Add credentials to the server's headers in ${connection.entry.source} (e.g. "Authorization": "Bearer \${TOKEN}"), then try again.`
+          `Run \`toolwright mcp login ${name}\` (or add credentials to its headers in ${connection.entry.source}), then try again.`
         : `MCP server "${name}" is not connected, so ${toolName} cannot run: ${connection.error ?? "it is still connecting"}.` +
           (connection.reconnecting ? " It is reconnecting; try again shortly." : ` Check the server (toolwright mcp get ${name}).`)
       return new McpToolCallError({ server: name, tool: toolName, message })

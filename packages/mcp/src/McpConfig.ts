@@ -18,10 +18,21 @@ export interface StdioServerConfig {
   readonly cwd: string | undefined
 }
 
+/** OAuth settings of a remote server (Claude Code's `oauth` field, plus the client-credentials grant). */
+export interface OAuthConfig {
+  readonly clientId?: string | undefined
+  readonly clientSecret?: string | undefined
+  readonly scope?: string | undefined
+  /** The loopback port of the login redirect, for servers whose client registration fixes it. */
+  readonly callbackPort?: number | undefined
+  readonly grantType?: "authorization_code" | "client_credentials" | undefined
+}
+
 export interface RemoteServerConfig {
   readonly type: "sse" | "http" | "ws"
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
+  readonly oauth?: OAuthConfig | undefined
 }
 
 export type ServerConfig = StdioServerConfig | RemoteServerConfig
@@ -185,7 +196,33 @@ export const parseEntry = (
     }
     const headers = stringMap("headers", raw.headers)
     if (headers instanceof McpConfigError) return headers
-    return { name, source, config: { type, url, headers } }
+    if (raw.oauth === undefined) return { name, source, config: { type, url, headers } }
+    if (!isRecord(raw.oauth)) return fail("oauth", `must be an object, not ${describeJson(raw.oauth)}`)
+    const oauth: { -readonly [K in keyof OAuthConfig]: OAuthConfig[K] } = {}
+    for (const [key, value] of Object.entries(raw.oauth)) {
+      if (key === "clientId" || key === "clientSecret" || key === "scope") {
+        if (typeof value !== "string") return fail(`oauth.${key}`, `must be a string, not ${describeJson(value)}`)
+        const expanded = expand(`oauth.${key}`, value)
+        if (typeof expanded !== "string") return expanded
+        oauth[key] = expanded
+      } else if (key === "callbackPort") {
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 65535) {
+          return fail("oauth.callbackPort", `must be a port number (1-65535), not ${JSON.stringify(value)}`)
+        }
+        oauth.callbackPort = value
+      } else if (key === "grantType") {
+        if (value !== "authorization_code" && value !== "client_credentials") {
+          return fail("oauth.grantType", `must be "authorization_code" or "client_credentials", not ${JSON.stringify(value)}`)
+        }
+        oauth.grantType = value
+      } else {
+        return fail(`oauth.${key}`, "is not an oauth field (use clientId, clientSecret, scope, callbackPort, grantType)")
+      }
+    }
+    if (oauth.grantType === "client_credentials" && (oauth.clientId === undefined || oauth.clientSecret === undefined)) {
+      return fail("oauth", "with grantType client_credentials needs clientId and clientSecret")
+    }
+    return { name, source, config: { type, url, headers, oauth } }
   }
   return fail("type", `must be one of "stdio", "sse", "http", "ws", not ${JSON.stringify(type)}`)
 }

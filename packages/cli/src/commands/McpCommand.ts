@@ -4,12 +4,13 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { ToolRuntime } from "@toolwright/core"
-import { McpClientManager, McpConfig, McpServer } from "@toolwright/mcp"
+import { McpClientManager, McpConfig, McpOAuth, McpServer } from "@toolwright/mcp"
 import { Console, Effect, HashMap, Layer, Logger, Option } from "effect"
+import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
-import { makeSession, mcpLayer, registryLayer } from "../CliRuntime.js"
+import { makeSession, mcpLayer, mcpSettingsFiles, registryLayer, settingsStages } from "../CliRuntime.js"
 
 const projectDir = (cwd: Option.Option<string>) => path.resolve(Option.getOrElse(cwd, () => process.cwd()))
 
@@ -200,6 +201,53 @@ export const remove = Command.make(
     })
 ).pipe(Command.withDescription("Remove a server from the project's .mcp.json"))
 
+/** Opens a URL in the user's browser when there is one; the URL is printed either way. */
+const openBrowser = (url: string) => {
+  const opener = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open"
+  try {
+    const child = spawn(opener, [url], { detached: true, stdio: "ignore" })
+    child.on("error", () => undefined)
+    child.unref()
+  } catch {
+    // No browser here: the printed URL is the way.
+  }
+}
+
+export const login = Command.make(
+  "login",
+  { name: Args.text({ name: "NAME" }), cwd: CliOptions.cwd, settings: CliOptions.settings },
+  ({ cwd, name, settings }) =>
+    Effect.gen(function*() {
+      const dir = projectDir(cwd)
+      const project = yield* McpConfig.loadProjectServers(dir).pipe(
+        Effect.mapError((error) => new UsageError({ message: error.message }))
+      )
+      const fromSettings = yield* McpConfig.loadSettingsServers(mcpSettingsFiles(dir, settings))
+      const merged = McpConfig.mergeServers([project, ...fromSettings])
+      const entry = merged.servers.find((server) => server.name === name)
+      if (entry === undefined) {
+        const broken = merged.errors.find((error) => error.server === name)
+        return yield* new UsageError({
+          message: broken?.message ?? `No MCP server named "${name}" is configured. Run \`toolwright mcp list\` to see them.`
+        })
+      }
+      if (entry.config.type !== "http" && entry.config.type !== "sse") {
+        return yield* new UsageError({ message: `MCP server "${name}" is a ${entry.config.type} server: only http and sse servers log in.` })
+      }
+      const store = new McpOAuth.CredentialsStore()
+      yield* McpOAuth.login({
+        serverName: name,
+        config: entry.config,
+        store,
+        onAuthorizationUrl: (url) => {
+          process.stderr.write(`Open this URL to log in to "${name}" (opening your browser):\n${url.toString()}\n`)
+          openBrowser(url.toString())
+        }
+      }).pipe(Effect.mapError((error) => new UsageError({ message: error.message })))
+      yield* Console.log(`Logged in to MCP server "${name}"; credentials saved in ${store.file}`)
+    })
+).pipe(Command.withDescription("Log in to a remote MCP server with OAuth (browser, PKCE, loopback redirect)"))
+
 export const serve = Command.make(
   "serve",
   {
@@ -228,7 +276,8 @@ export const serve = Command.make(
       // The served pool is toolwright's own tools: serving the project's MCP servers back could loop.
       Effect.provide(
         ToolRuntime.layer.pipe(
-          Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, McpServer.prompterLayer)),
+          // Settings' rules and hooks apply as in `run`; asks go to the client's user, never to this terminal.
+          Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, McpServer.prompterLayer)),
           Layer.provideMerge(registryLayer),
           Layer.provideMerge(McpServer.bridgeLayer)
         )
@@ -240,5 +289,5 @@ export const serve = Command.make(
 
 export const command = Command.make("mcp").pipe(
   Command.withDescription("Manage MCP servers and serve toolwright's tools over MCP"),
-  Command.withSubcommands([list, get, add, remove, serve])
+  Command.withSubcommands([list, get, add, remove, login, serve])
 )

@@ -1,0 +1,102 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import { Effect, Layer } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { McpClientManager, McpConfig, McpOAuth, McpToolRegistry } from "../src/index.js"
+
+const oauthServer = path.join(import.meta.dirname, "fixtures/oauth-server.mjs")
+
+const startOAuthServer = Effect.acquireRelease(
+  Effect.async<{ readonly child: ChildProcess; readonly port: number }>((resume) => {
+    const child = spawn(process.execPath, [oauthServer], { stdio: ["ignore", "pipe", "inherit"] })
+    child.stdout!.on("data", (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(String(chunk))
+      if (match !== null) resume(Effect.succeed({ child, port: Number(match[1]) }))
+    })
+  }),
+  ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
+)
+
+/** A manager over one server, with credentials in `credentialsFile`; returns its status and a caller. */
+const connect = (mcpServers: unknown, credentialsFile: string) =>
+  Effect.gen(function*() {
+    const dir = path.dirname(credentialsFile)
+    const built = yield* Layer.build(
+      ToolRuntime.layerDefault.pipe(
+        Layer.provideMerge(McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))),
+        Layer.provideMerge(McpClientManager.layer({
+          servers: McpConfig.parseServers(mcpServers, "test.mcp.json", {}),
+          cwd: dir,
+          logDir: path.join(dir, "logs"),
+          credentialsFile
+        }))
+      )
+    )
+    const manager = yield* Effect.provide(McpClientManager.McpClientManager, built)
+    const context = ToolUseContext.make({
+      cwd: dir,
+      permissionContext: { mode: "bypassPermissions", allow: [], deny: [], ask: [], additionalDirectories: [] }
+    })
+    const call = (name: string) =>
+      Effect.flatMap(ToolRuntime.ToolRuntime, (runtime) =>
+        runtime.execute({ type: "tool_use", id: "toolu_o", name, input: {} }, context, () => Effect.void)).pipe(
+          Effect.map((result) => Message.contentText(result.result.content)),
+          Effect.provide(built)
+        )
+    return { status: manager.servers()[0], call }
+  })
+
+describe("McpOAuth", () => {
+  it.scopedLive("needs-auth until `login`: authorization code with PKCE over a loopback redirect, tokens kept 0600", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startOAuthServer
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-"))
+      const credentialsFile = path.join(dir, "home", ".toolwright", "mcp-credentials.json")
+      const config = { type: "http" as const, url: `http://127.0.0.1:${port}/mcp`, headers: {} }
+
+      const before = yield* connect({ guarded: config }, credentialsFile)
+      assert.strictEqual(before.status.state, "needs-auth")
+      assert.include(before.status.error ?? "", "Run `toolwright mcp login guarded`")
+
+      const visited: Array<string> = []
+      yield* McpOAuth.login({
+        serverName: "guarded",
+        config,
+        store: new McpOAuth.CredentialsStore(credentialsFile),
+        // The test is the browser: the server approves at once and redirects to our loopback.
+        onAuthorizationUrl: (url) => {
+          visited.push(url.toString())
+          void fetch(url).then((response) => response.text())
+        }
+      })
+      assert.strictEqual(visited.length, 1)
+      const authorization = new URL(visited[0])
+      assert.strictEqual(authorization.searchParams.get("code_challenge_method"), "S256")
+      assert.match(authorization.searchParams.get("redirect_uri") ?? "", /^http:\/\/127\.0\.0\.1:\d+\/callback$/)
+      assert.strictEqual(fs.statSync(credentialsFile).mode & 0o777, 0o600)
+      const stored = JSON.parse(fs.readFileSync(credentialsFile, "utf8"))
+      assert.match(stored.guarded.tokens.access_token, /^at-/)
+
+      const after = yield* connect({ guarded: config }, credentialsFile)
+      assert.strictEqual(after.status.state, "connected")
+      assert.match(yield* after.call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
+    }))
+
+  it.scopedLive("the client-credentials grant connects without a login", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startOAuthServer
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-cc-"))
+      const { call, status } = yield* connect({
+        machine: {
+          type: "http",
+          url: `http://127.0.0.1:${port}/mcp`,
+          oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s3cret" }
+        }
+      }, path.join(dir, "credentials.json"))
+      assert.strictEqual(status.state, "connected")
+      assert.strictEqual(yield* call("mcp__machine__whoami"), "client machine")
+    }))
+})
