@@ -108,7 +108,11 @@ try {
   const grep = async (label: string, input: Parameters<typeof buildArgs>[0], runs: number, goal?: number) =>
     compare(label, () => callTool("Grep", input), () => rgDirect(buildArgs(input, undefined)), runs, goal)
   await grep("Grep files_with_matches vs rg", { pattern: "needle" }, 5, 1.15)
-  await grep("Grep content (all 500 lines) vs rg", { pattern: "needle", output_mode: "content", head_limit: 0 }, 5, 1.15)
+  await grep("Grep content (all 500 lines) vs rg", {
+    pattern: "needle",
+    output_mode: "content",
+    head_limit: 0
+  }, 5, 1.15)
   await grep("Grep count vs rg", { pattern: "needle", output_mode: "count", head_limit: 0 }, 5, 1.15)
   // One match per file: rg has 50,000 lines to print; the tool stops it after 101.
   await grep("Grep content head_limit 100 (rg stopped) vs rg printing all", {

@@ -16,7 +16,10 @@ export interface Dated {
  * purpose: called as rg's lines arrive, the stats overlap rg's walk, and for tens of thousands of files
  * it is several times faster than the promise API's round trips.
  */
-export const dated = (file: string): Dated => ({ file, mtime: fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0 })
+export const dated = (file: string): Dated => ({
+  file,
+  mtime: fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0
+})
 
 /** Newest first; equal mtimes by path. Sorts `entries` in place and returns the paths. */
 export const sortNewestFirst = (entries: Array<Dated>): Array<string> => {

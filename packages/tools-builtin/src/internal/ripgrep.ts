@@ -134,8 +134,10 @@ export const run = (
       child.stderr?.on("data", (chunk: string) => {
         if (stderr.length < MAX_STDERR_CHARS) stderr += chunk
       })
-      child.on("error", (error) =>
-        finish(Effect.fail(new ToolErrors.ToolError({ message: `ripgrep (${rgPath}) failed to run: ${error.message}` }))))
+      child.on("error", (error) => {
+        const message = `ripgrep (${rgPath}) failed to run: ${error.message}`
+        finish(Effect.fail(new ToolErrors.ToolError({ message })))
+      })
       child.on("close", (code) => {
         if (partial !== "" && !done && take(partial)) return stopEarly()
         finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: code ?? 2, stderr, stoppedEarly: false }))

@@ -74,17 +74,20 @@ export const readImage = (
           withoutEnlargement: true
         })
         // Same format first (GIF frames flattened to PNG); JPEG at decreasing quality when still too big.
-        const attempts: Array<[ImageMediaType, () => Promise<{ data: Buffer; info: { width: number; height: number } }>]> = [
+        const sameFormat = (): [ImageMediaType, typeof fitted] =>
           mediaType === "image/jpeg"
-            ? ["image/jpeg", () => fitted.clone().jpeg({ quality: 85 }).toBuffer({ resolveWithObject: true })]
+            ? ["image/jpeg", fitted.clone().jpeg({ quality: 85 })]
             : mediaType === "image/webp"
-            ? ["image/webp", () => fitted.clone().webp({ quality: 85 }).toBuffer({ resolveWithObject: true })]
-            : ["image/png", () => fitted.clone().png({ compressionLevel: 9 }).toBuffer({ resolveWithObject: true })],
-          ["image/jpeg", () => fitted.clone().flatten({ background: "#ffffff" }).jpeg({ quality: 70 }).toBuffer({ resolveWithObject: true })],
-          ["image/jpeg", () => fitted.clone().flatten({ background: "#ffffff" }).jpeg({ quality: 40 }).toBuffer({ resolveWithObject: true })]
+            ? ["image/webp", fitted.clone().webp({ quality: 85 })]
+            : ["image/png", fitted.clone().png({ compressionLevel: 9 })]
+        const asJpeg = (quality: number): [ImageMediaType, typeof fitted] => [
+          "image/jpeg",
+          fitted.clone().flatten({ background: "#ffffff" }).jpeg({ quality })
         ]
-        for (const [type, encode] of attempts) {
-          const { data, info } = await encode()
+        const attempts = [sameFormat, () => asJpeg(70), () => asJpeg(40)]
+        for (const attempt of attempts) {
+          const [type, encoder] = attempt()
+          const { data, info } = await encoder.toBuffer({ resolveWithObject: true })
           if (data.length <= MAX_IMAGE_BYTES) {
             return {
               mediaType: type,

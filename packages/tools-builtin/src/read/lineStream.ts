@@ -40,7 +40,9 @@ export const readLineRange = (
       let current = ""
       let lineHasText = false
       const endLine = () => {
-        if (lineNumber >= first && lineNumber <= last) lines.push(current.endsWith("\r") ? current.slice(0, -1) : current)
+        if (lineNumber >= first && lineNumber <= last) {
+          lines.push(current.endsWith("\r") ? current.slice(0, -1) : current)
+        }
         lineNumber++
         current = ""
         lineHasText = false

@@ -88,7 +88,9 @@ export const parse = (text: string): Either.Either<typeof Notebook.Type, string>
     return Either.left(`the file is not valid JSON (${error instanceof Error ? error.message : String(error)})`)
   }
   return Schema.decodeUnknownEither(Notebook)(json).pipe(
-    Either.mapLeft(() => "the JSON is not a Jupyter notebook (it needs a `cells` array of cells with `cell_type` and `source`)")
+    Either.mapLeft(() =>
+      "the JSON is not a Jupyter notebook (it needs a `cells` array of cells with `cell_type` and `source`)"
+    )
   )
 }
 
