@@ -89,6 +89,16 @@ const checkPathKind = (context: ToolUseContext.ToolUseContext, input: EditInput)
     return { target, stats }
   })
 
+/** Where `old_string` is, or the error the model reads when it is missing or ambiguous. */
+const locate = (text: string, input: EditInput) => {
+  const matches = findMatches(text, input.old_string)
+  if (matches === undefined) return fail(notFoundMessage(input.old_string))
+  if (matches.ranges.length > 1 && input.replace_all !== true) {
+    return fail(tooManyMatchesMessage(matches.ranges.length, input.old_string))
+  }
+  return Effect.succeed(matches)
+}
+
 const writeText = (
   context: ToolUseContext.ToolUseContext,
   target: TargetPath,
@@ -138,12 +148,7 @@ const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
     }
 
     yield* ensureFresh(context, target, bytes)
-    const matches = findMatches(text, input.old_string)
-    if (matches === undefined) return yield* fail(notFoundMessage(input.old_string))
-    const replaceAll = input.replace_all ?? false
-    if (matches.ranges.length > 1 && !replaceAll) {
-      return yield* fail(tooManyMatchesMessage(matches.ranges.length, input.old_string))
-    }
+    const matches = yield* locate(text, input)
 
     const [firstStart, firstEnd] = matches.ranges[0]
     const replacement = adaptReplacement(text, matches.kind, text.slice(firstStart, firstEnd), input.new_string)
@@ -204,6 +209,9 @@ export const EditTool = Tool.make({
         if (text === "") return
       }
       yield* precheckFresh(context, target, stats)
+      // As Claude Code: an edit that cannot apply fails here, before a person is asked to approve it (and
+      // where nobody can answer, the model learns why instead of reading a denial).
+      if (input.old_string !== "") yield* locate(decode(yield* readBytes(target.real)).text, input)
     }),
   call: (input, context) => edit(input, context).pipe(Effect.withSpan("Edit.call")),
   mapToolResult: formatEditResult

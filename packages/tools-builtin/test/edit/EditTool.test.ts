@@ -53,6 +53,31 @@ describe("Edit", () => {
       assert.strictEqual(fs.readFileSync(file, "utf8"), "actual content\n")
     }))
 
+  it.scopedLive("a doomed edit fails before anyone is asked for permission, with the text that says why", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "f.txt": "foo foo\n" })
+      const file = path.join(dir, "f.txt")
+      // The default mode asks for every edit; with nobody to answer, an ask would end as a denial.
+      const context = ToolUseContext.make({ cwd: dir })
+      recordRead(context, file, fs.readFileSync(file), fs.statSync(file).mtimeMs)
+      const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+        [{ old_string: "bar", new_string: "x" }, "String to replace not found in file.\nString: bar"],
+        [
+          { old_string: "foo", new_string: "x" },
+          "Found 2 matches of the string to replace, but replace_all is false. To replace all occurrences, set " +
+          "replace_all to true. To replace only one occurrence, please provide more context to uniquely identify " +
+          "the instance.\nString: foo"
+        ]
+      ]
+      for (const [input, message] of cases) {
+        const result = yield* edit(context, { file_path: file, ...input })
+        assert.strictEqual(result.text, toolUseError(message))
+        assert(!result.events.some((event) => event._tag === "PermissionRequest"), "nobody is asked about it")
+      }
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "foo foo\n")
+    }))
+
   it.scopedLive("several matches without replace_all: the count and what to do", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
