@@ -584,8 +584,22 @@ export const isRelativeTarget = (target: string | undefined): target is string =
 
 const opaqueAnalysis = (reason: string): Analysis => ({ commands: [], redirects: [], opaque: reason, readOnly: false })
 
+/** Recent analyses: the policy, the scheduler and the tool each ask about the same line in one call. */
+const recent = new Map<string, Analysis>()
+const RECENT_MAX = 256
+
 /** Analyses a command line; needs `load` to have run (until then every line is opaque). */
 export const analyze = (command: string): Analysis => {
+  const cached = recent.get(command)
+  if (cached !== undefined) return cached
+  const analysis = analyzeUncached(command)
+  if (parser === undefined) return analysis
+  if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!)
+  recent.set(command, analysis)
+  return analysis
+}
+
+const analyzeUncached = (command: string): Analysis => {
   if (command.length > MAX_COMMAND_LENGTH) {
     return opaqueAnalysis(`the command is longer than ${MAX_COMMAND_LENGTH} characters`)
   }
