@@ -71,7 +71,10 @@ export interface Tool<Name extends string, Input extends Schema.Schema.AnyNoCont
   readonly interruptBehavior: InterruptBehavior
   /** Whether this tool's failure cancels its running siblings (Bash does). */
   readonly cascadeOnError: boolean
-  /** The longest one call may run, in milliseconds; past it the call is stopped with an error result. */
+  /**
+   * The longest one call may run, in milliseconds; past it the call is stopped with an error result. Unset:
+   * the runtime's default applies; `Infinity`: never stopped by the runtime (the tool bounds itself).
+   */
   readonly timeoutMs?: number | undefined
   readonly source: Source
   readonly mcpInfo: McpInfo | undefined

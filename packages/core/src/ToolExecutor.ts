@@ -58,11 +58,12 @@ export const makeWith = (options: Options): Service => {
   return {
     execute: (tool, input, context, report) => {
       const call = Effect.suspend(() => tool.call(input, context)).pipe(Effect.provideService(ToolProgress, { report }))
+      // A tool's own limit wins; `Infinity` is its way of saying it bounds itself.
       const limit = isLimit(tool.timeoutMs)
         ? { ms: tool.timeoutMs, source: "tool" as const }
-        : isLimit(defaultMs)
-        ? { ms: defaultMs, source: "runtime" as const }
-        : undefined
+        : tool.timeoutMs === Infinity || !isLimit(defaultMs)
+        ? undefined
+        : { ms: defaultMs, source: "runtime" as const }
       const bounded = limit === undefined ? call : call.pipe(
         Effect.timeoutFail({
           duration: Duration.millis(limit.ms),

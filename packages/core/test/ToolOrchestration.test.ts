@@ -208,10 +208,18 @@ describe("timeouts", () => {
     isReadOnly: () => true,
     call: ({ ms }) => Effect.as(Effect.sleep(ms), "woke")
   })
+  const Unbounded = Tool.make({
+    name: "Unbounded",
+    description: "bounds itself",
+    input: Schema.Struct({ ms: Schema.Number }),
+    isReadOnly: () => true,
+    timeoutMs: Infinity,
+    call: ({ ms }) => Effect.as(Effect.sleep(ms), "woke")
+  })
   const layer = ToolOrchestration.layerWith({}).pipe(
     Layer.provideMerge(ToolRuntime.layer),
     Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, ToolExecutor.layerTimeout("1 second"))),
-    Layer.provide(ToolRegistry.layerTools([Slow, Sleepy]))
+    Layer.provide(ToolRegistry.layerTools([Slow, Sleepy, Unbounded]))
   )
 
   it.effect("a call past its tool's limit or the runtime's default ends with an error result naming the limit", () =>
@@ -219,10 +227,11 @@ describe("timeouts", () => {
       const uses = [
         { type: "tool_use" as const, id: "t1", name: "Slow", input: { ms: 10_000 } },
         { type: "tool_use" as const, id: "t2", name: "Sleepy", input: { ms: 10_000 } },
-        { type: "tool_use" as const, id: "t3", name: "Sleepy", input: { ms: 10 } }
+        { type: "tool_use" as const, id: "t3", name: "Sleepy", input: { ms: 10 } },
+        { type: "tool_use" as const, id: "t4", name: "Unbounded", input: { ms: 1500 } }
       ]
       const fiber = yield* ToolOrchestration.runTools(uses, context).pipe(collect, Effect.fork)
-      yield* advance(1100, 50)
+      yield* advance(2700, 50)
       const results = (yield* Fiber.join(fiber)).flatMap((e) => (e._tag === "ToolResult" ? [e.result] : []))
       assert.deepStrictEqual(results, [
         {
@@ -239,7 +248,8 @@ describe("timeouts", () => {
             "<tool_use_error>Sleepy timed out: it ran longer than its limit of 1s (1000 ms, the runtime's default limit) and was stopped. Its work may be incomplete; split the task into smaller calls or run it in the background.</tool_use_error>",
           is_error: true
         },
-        { type: "tool_result", tool_use_id: "t3", content: "woke" }
+        { type: "tool_result", tool_use_id: "t3", content: "woke" },
+        { type: "tool_result", tool_use_id: "t4", content: "woke" }
       ])
     }).pipe(Effect.provide(layer)))
 })
