@@ -146,6 +146,8 @@ export const run = (
     })
   })
 
+const NOTHING_SEARCHED = "No files were searched"
+
 /**
  * rg's exit codes: 0 found, 1 found nothing, 2 an error. An error with output (an unreadable file among
  * readable ones) still has results; an error without output is the call's failure, in rg's own words.
@@ -153,6 +155,8 @@ export const run = (
 export const checkExit = (result: RunResult): Effect.Effect<RunResult, ToolErrors.ToolError> => {
   if (result.stoppedEarly || result.exitCode === 0 || result.exitCode === 1) return Effect.succeed(result)
   if (result.lines.length > 0) return Effect.succeed(result)
+  // rg's exit 2 for a tree with nothing searchable (empty, all ignored, only symlinks) is no match, not an error.
+  if (result.stderr.includes(NOTHING_SEARCHED)) return Effect.succeed(result)
   const text = result.stderr.trim()
   return Effect.fail(
     new ToolErrors.ToolError({ message: text === "" ? `ripgrep exited with code ${result.exitCode}` : text })

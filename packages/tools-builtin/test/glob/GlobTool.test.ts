@@ -43,6 +43,18 @@ describe("Glob", () => {
       assert.strictEqual(call.text, ".github/workflows/ci.yml\napp.yml")
     }))
 
+  it.scopedLive("symlinks are not followed: a link cannot bring another directory's files into the list", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const outside = yield* tempDir
+      writeFiles(outside, { "secret.txt": "" })
+      writeFiles(dir, { "mine.txt": "" })
+      fs.symlinkSync(outside, path.join(dir, "linkdir"))
+      fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "link.txt"))
+      const call = yield* glob({ pattern: "**/*.txt" }, dir)
+      assert.strictEqual(call.text, "mine.txt")
+    }))
+
   it.scopedLive("at most 100 files, then a line saying the list was truncated", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

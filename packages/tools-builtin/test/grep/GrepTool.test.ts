@@ -120,6 +120,21 @@ describe("Grep", () => {
       assert.deepStrictEqual(call.text.split("\n").slice(1).sort(), [".config/settings.json", "src/main.js"])
     }))
 
+  it.scopedLive("nothing to search (an empty tree, only a symlink out of it) is no match, not an error", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const outside = yield* tempDir
+      writeFiles(outside, { "secret.txt": "secret" })
+      fs.mkdirSync(path.join(dir, "empty"))
+      fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "link.txt"))
+      const empty = yield* grep({ pattern: "x", path: "empty" }, dir)
+      assert.strictEqual(empty.result.is_error, undefined)
+      assert.strictEqual(empty.text, "No files found")
+      // rg does not follow symlinks: a link cannot smuggle another directory's content into a search.
+      const linked = yield* grep({ pattern: "secret", output_mode: "content" }, dir)
+      assert.strictEqual(linked.text, "No matches found")
+    }))
+
   it.scopedLive("a pattern or type rg rejects is rg's own error, not an empty result", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
