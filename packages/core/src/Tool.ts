@@ -38,7 +38,11 @@ export interface RuleSubjects {
    * stripped), for WebFetch `domain:host`, for Agent the agent's name.
    */
   readonly specifiers: ReadonlyArray<string>
-  /** Paths the call reads or writes, resolved and with symlinks followed; Read/Edit rules apply to them. */
+  /**
+   * Paths the call reads or writes, absolute; Read/Edit rules apply to them. Give the path as written
+   * (resolved against the cwd): the policy resolves symlinks itself and checks both forms (an allow must
+   * match the link and its target, a deny either). A tool may also list both forms itself.
+   */
   readonly paths: ReadonlyArray<{ readonly path: string; readonly access: "read" | "write" }>
   /** Set when the input could not be understood well enough to match rules safely: the call must ask. */
   readonly opaque?: string
