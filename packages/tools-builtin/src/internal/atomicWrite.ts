@@ -39,7 +39,8 @@ export interface WriteOptions {
   readonly createOnly?: boolean
 }
 
-const errnoCode = (cause: unknown): string | undefined =>
+/** The `code` of a Node system error (`ENOENT`, `EACCES`…), if the cause has one. */
+export const errnoCode = (cause: unknown): string | undefined =>
   typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
     ? cause.code
     : undefined
@@ -47,7 +48,8 @@ const errnoCode = (cause: unknown): string | undefined =>
 /** Codes of file systems that have no hard links (FAT, some network and FUSE file systems). */
 const NO_HARD_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"])
 
-const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+/** The message of a failure, whatever was thrown. */
+export const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
 /**
  * The temp file's name: hidden, next to the target, unique per process and call, recognisable as ours. The

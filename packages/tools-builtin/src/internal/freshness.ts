@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import { ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
-import { writeFileAtomic } from "./atomicWrite.js"
+import { describe, errnoCode, writeFileAtomic } from "./atomicWrite.js"
 import { hashContent, recordRead } from "./fileState.js"
 import { realPath, resolvePath } from "./paths.js"
 
@@ -34,13 +34,6 @@ export const targetPath = (context: ToolUseContext.ToolUseContext, filePath: str
 }
 
 const toolError = (message: string) => new ToolErrors.ToolError({ message })
-
-const errnoCode = (cause: unknown): string | undefined =>
-  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
-    ? cause.code
-    : undefined
-
-const describe = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
 /** The file's stats, or undefined when nothing is (or can be) there. Other failures (EACCES…) are errors. */
 export const statIfExists = (file: string): Effect.Effect<Stats | undefined, ToolErrors.ToolError> =>
