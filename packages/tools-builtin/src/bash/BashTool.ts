@@ -315,6 +315,8 @@ export const BashTool = Tool.make({
   maxResultSizeChars: 30_000,
   cascadeOnError: true,
   interruptBehavior: "cancel",
+  // Bash bounds itself (its `timeout`, up to BASH_MAX_TIMEOUT_MS, then the group kill): no runtime limit.
+  timeoutMs: Infinity,
   searchHint: "shell command terminal run execute",
   // Loading the grammar here (once per process) means the synchronous members below always have it.
   validateInput: (input) => Effect.zipRight(CommandSemantics.load, validateTimeout(input)),

@@ -46,6 +46,8 @@ export const TaskOutputTool = Tool.make({
   aliases: ["BashOutput"],
   isReadOnly: () => true,
   isConcurrencySafe: () => true,
+  // Waiting is bounded by the call's own `timeout` (at most 600,000 ms): no runtime limit.
+  timeoutMs: Infinity,
   validateInput: (input) => {
     const timeout = input.timeout
     const valid = timeout === undefined || (Number.isInteger(timeout) && timeout >= 0 && timeout <= MAX_WAIT_MS)

@@ -199,10 +199,11 @@ describe("Bash: running commands", () => {
       assert.include(huge.text, "BASH_MAX_OUTPUT_LENGTH must be a positive integer up to 1000000")
     }).pipe(Effect.provide(runtimeLayer())))
 
-  it("cascades on error and is cancelled on interrupt", () => {
+  it("cascades on error, is cancelled on interrupt, and bounds its own time", () => {
     assert.isTrue(BashTool.cascadeOnError)
     assert.strictEqual(BashTool.interruptBehavior, "cancel")
     assert.strictEqual(BashTool.maxResultSizeChars, 30_000)
+    assert.strictEqual(BashTool.timeoutMs, Infinity)
   })
 })
 
