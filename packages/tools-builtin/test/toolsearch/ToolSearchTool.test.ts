@@ -72,7 +72,12 @@ describe("ToolSearch tool", () => {
     Effect.gen(function*() {
       const result = yield* call({ query: "slack" })
       assert.strictEqual(result.result.is_error, true)
-      assert.include(result.result.content, "ToolSearch is not connected to a tool pool in this runtime")
+      assert.strictEqual(
+        result.result.content,
+        "<tool_use_error>ToolSearch is not connected to a tool pool in this runtime, so it cannot search deferred " +
+          "tools. Call the tools listed in the request directly; a runtime author wires the pool with " +
+          "ToolSearch.withDeferredTools(registryLayer, settings).</tool_use_error>"
+      )
     }).pipe(Effect.provide(ToolRuntime.layerDefault.pipe(Layer.provide(ToolRegistry.layer([plugin])), Layer.orDie))))
 
   it("is registered as a built-in that is never deferred", () => {
