@@ -130,6 +130,8 @@ const read = Effect.fn("Read.call")(function*(
 ) {
   const stat = yield* statFile(file, context)
   if (stat.isDirectory()) return yield* fail(Prompt.isDirectory(file))
+  // A device or FIFO would block or never end (/dev/zero, /dev/stdin): only regular files are read.
+  if (!stat.isFile()) return yield* fail(Prompt.notRegularFile(file))
   const extension = path.extname(file).toLowerCase()
   if (imageMediaType(extension) !== undefined) {
     const bytes = yield* readBytes(file)

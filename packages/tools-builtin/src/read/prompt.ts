@@ -48,6 +48,9 @@ export const fileNotFound = (cwd: string, suggestion: string | undefined): strin
 export const isDirectory = (path: string): string =>
   `EISDIR: illegal operation on a directory, read '${path}'. Read only reads files: use Glob to find files in it, or ls through the Bash tool to list it.`
 
+export const notRegularFile = (path: string): string =>
+  `Cannot read '${path}': it is not a regular file (a device, FIFO or socket would block or produce endless output).`
+
 export const binaryFile = (extension: string): string =>
   `This tool cannot read binary files. The file appears to be a binary ${
     extension === "" ? "" : `${extension} `

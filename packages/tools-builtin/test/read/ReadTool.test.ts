@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -73,6 +74,20 @@ describe("Read", () => {
           path.join(dir, "folder")
         }'. Read only reads files: use Glob to find files in it, or ls through the Bash tool to list it.</tool_use_error>`
       )
+    }))
+
+  it.scopedLive("devices and FIFOs are refused instead of blocking forever", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      execFileSync("mkfifo", [path.join(dir, "pipe")])
+      const zero = yield* read({ file_path: "/dev/zero" }, dir, contextFor(dir, ["/dev"]))
+      assert.strictEqual(
+        zero.text,
+        "<tool_use_error>Cannot read '/dev/zero': it is not a regular file (a device, FIFO or socket would block or produce endless output).</tool_use_error>"
+      )
+      const fifo = yield* read({ file_path: "pipe" }, dir)
+      assert.strictEqual(fifo.result.is_error, true)
+      assert.include(fifo.text, "it is not a regular file")
     }))
 
   it.scopedLive("binary files are refused, by extension and by content", () =>
