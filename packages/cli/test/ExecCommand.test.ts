@@ -12,7 +12,7 @@ import {
   ToolRuntime,
   ToolUseContext
 } from "@toolwright/core"
-import { Deferred, Effect, Fiber, Layer, Mailbox, Schema } from "effect"
+import { Deferred, Effect, FastCheck, Fiber, Layer, Mailbox, Schema } from "effect"
 import * as ExecCommand from "../src/commands/ExecCommand.js"
 import * as JsonLinesPrompter from "../src/JsonLinesPrompter.js"
 
@@ -322,4 +322,15 @@ describe("toolwright exec (in-process)", () => {
         error.message
       )
     }))
+
+  it.prop(
+    "parseLine answers any line (text or JSON of any shape) without throwing, and explains every refusal",
+    [FastCheck.oneof(FastCheck.string(), FastCheck.json(), FastCheck.jsonValue().map((value) => JSON.stringify(value)))],
+    ([line]) => {
+      const parsed = ExecCommand.parseLine(line)
+      if (parsed._tag === "Invalid") assert.isAbove(parsed.problem.length, 10)
+      if (parsed._tag === "Calls") for (const use of parsed.toolUses) assert.isString(use.id)
+    },
+    { fastCheck: { numRuns: 2000 } }
+  )
 })
