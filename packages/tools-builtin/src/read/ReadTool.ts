@@ -133,6 +133,8 @@ const read = Effect.fn("Read.call")(function*(
   // A device or FIFO would block or never end (/dev/zero, /dev/stdin): only regular files are read.
   if (!stat.isFile()) return yield* fail(Prompt.notRegularFile(file))
   const extension = path.extname(file).toLowerCase()
+  const media = imageMediaType(extension) !== undefined || extension === ".ipynb" || extension === ".pdf"
+  if (media && stat.size > Prompt.MAX_MEDIA_BYTES) return yield* fail(Prompt.mediaTooLarge(file, stat.size))
   if (imageMediaType(extension) !== undefined) {
     const bytes = yield* readBytes(file)
     const image = yield* readImage(file, bytes)

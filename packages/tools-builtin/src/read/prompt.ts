@@ -12,6 +12,9 @@ export const MAX_FILE_BYTES = 256 * 1024
 /** The rendered result may not exceed this many tokens (chars / 4), whatever the range. */
 export const MAX_OUTPUT_TOKENS = 25_000
 
+/** Images, PDFs and notebooks are loaded whole to be converted; larger ones are refused. */
+export const MAX_MEDIA_BYTES = 64 * 1024 * 1024
+
 export const DESCRIPTION = "Read a file from the local filesystem."
 
 export const PROMPT = `Reads a file from the local filesystem. You can access any file directly by using this tool.
@@ -47,6 +50,11 @@ export const fileNotFound = (cwd: string, suggestion: string | undefined): strin
 
 export const isDirectory = (path: string): string =>
   `EISDIR: illegal operation on a directory, read '${path}'. Read only reads files: use Glob to find files in it, or ls through the Bash tool to list it.`
+
+export const mediaTooLarge = (path: string, bytes: number): string =>
+  `${path} is ${formatFileSize(bytes)}: Read converts images, PDFs and notebooks up to ${
+    formatFileSize(MAX_MEDIA_BYTES)
+  }. Shrink or split it first (e.g. with ImageMagick, pdfseparate or jq through Bash).`
 
 export const notRegularFile = (path: string): string =>
   `Cannot read '${path}': it is not a regular file (a device, FIFO or socket would block or produce endless output).`

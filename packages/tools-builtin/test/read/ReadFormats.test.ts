@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -90,6 +91,19 @@ describe("Read: images", () => {
       const metadata = yield* Effect.promise(() => sharp(bytes).metadata())
       assert.strictEqual(metadata.width, 2000)
       assert.strictEqual(metadata.height, 1000)
+    }))
+
+  it.scopedLive("an image over 64 MB is refused before it is loaded", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = path.join(dir, "huge.png")
+      fs.writeFileSync(file, "")
+      fs.truncateSync(file, 65 * 1024 * 1024)
+      const call = yield* read({ file_path: file }, dir)
+      assert.strictEqual(
+        call.text,
+        `<tool_use_error>${file} is 65MB: Read converts images, PDFs and notebooks up to 64MB. Shrink or split it first (e.g. with ImageMagick, pdfseparate or jq through Bash).</tool_use_error>`
+      )
     }))
 
   it.scopedLive("a file that is no image is refused with the reason", () =>
