@@ -9,6 +9,7 @@ import {
   Tool,
   ToolOrchestration,
   ToolRegistry,
+  ToolProgress,
   ToolRuntime,
   ToolUseContext
 } from "@toolwright/core"
@@ -40,6 +41,13 @@ const makeHarness = (
     const tools = [
       Tool.make({ name: "Look", description: "reads", input: Input, isReadOnly: () => true, isConcurrencySafe: () => true, call: waitFor }),
       Tool.make({ name: "Change", description: "writes", input: Input, call: waitFor }),
+      Tool.make({
+        name: "Talk",
+        description: "reports progress",
+        input: Input,
+        isReadOnly: () => true,
+        call: (input) => Effect.zipRight(ToolProgress.report({ step: 1, of: 2 }), waitFor(input))
+      }),
       Tool.make({
         name: "Shell",
         description: "fails, cascading",
@@ -128,6 +136,25 @@ describe("toolwright exec (in-process)", () => {
         is_error: false,
         duration_ms: "number"
       })
+    }))
+
+  it.live("progress lines come out while the call runs, before its result", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness()
+      yield* h.send(toolUse("t", "Talk", "t"))
+      const progress = yield* h.until((line) => line.type === "progress")
+      assert.deepStrictEqual({ ...progress, elapsed_ms: typeof progress.elapsed_ms }, {
+        type: "progress",
+        tool_use_id: "t",
+        tool_name: "Talk",
+        data: { step: 1, of: 2 },
+        elapsed_ms: "number"
+      })
+      assert.deepStrictEqual(results(h.output), [])
+      yield* h.open("t")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(h.output.map((line) => line.type), ["ready", "progress", "tool_result"])
     }))
 
   it.live("an assistant message is one batch: results in call order whatever order the calls finish in", () =>
