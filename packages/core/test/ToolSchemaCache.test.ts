@@ -41,6 +41,9 @@ describe("ToolSchemaCache", () => {
         }
       })
       assert.strictEqual(first, JSON.stringify(definitions))
+      // Not only cached: a new session (a resumed one, a sub-agent) renders the same pool to the same bytes.
+      const otherSession = yield* ToolSchemaCache.make
+      assert.strictEqual(yield* otherSession.render(pool), first)
     }).pipe(Effect.provide(ToolSchemaCache.layer)))
 
   it.effect("serves the cached rendering by name until cleared", () =>
