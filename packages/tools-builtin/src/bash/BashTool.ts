@@ -177,16 +177,10 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       maxSpoolBytes: shell.maxSpoolBytes,
       progressIntervalMs: PROGRESS_INTERVAL_MS,
       onProgress: (p) => progress.report({ type: "bash_progress", ...p } satisfies BashProgress),
-      onInterrupt: (output) =>
-        progress.report(
-          {
-            type: "bash_progress",
-            output: trimOutput(output),
-            totalChars: output.length,
-            elapsedMs: 0,
-            interrupted: true
-          } satisfies BashProgress
-        )
+      onInterrupt: (p) => {
+        const data: BashProgress = { type: "bash_progress", ...p, output: trimOutput(p.output), interrupted: true }
+        return progress.report(data)
+      }
     }).pipe(
       Effect.catchTag("SpawnError", (error) => fail(`Bash could not start the command in ${cwd}: ${error.message}`)),
       Effect.catchTag("SandboxRefused", (error) => fail(error.message))

@@ -217,7 +217,7 @@ export interface RunOptions<E = never> {
   readonly onProgress: (progress: Progress) => Effect.Effect<void>
   readonly progressIntervalMs: number
   /** Called with the output so far if the run is interrupted, before the group is killed. */
-  readonly onInterrupt?: (output: string) => Effect.Effect<void>
+  readonly onInterrupt?: (progress: Progress) => Effect.Effect<void>
   /** Hands a timed-out command over to someone who keeps it running, instead of killing it. */
   readonly detach?: Detach | undefined
 }
@@ -289,7 +289,8 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
           ? Effect.gen(function*() {
             yield* proc.kill
             yield* drain
-            yield* onInterrupt(buffer.text())
+            const elapsedMs = Date.now() - startedAt
+            yield* onInterrupt({ output: buffer.text(), totalChars: buffer.totalChars, elapsedMs })
           })
           : Effect.void
       )
