@@ -149,7 +149,12 @@ export const runtimeLayerWith = <E, R>(
 ) =>
   ToolRuntime.layer.pipe(
     Layer.provide(
-      Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, withPermissionRequestHooks(prompter), ToolExecutor.layerConfig)
+      Layer.mergeAll(
+        ToolRuntime.defaultStages,
+        settingsStages,
+        withPermissionRequestHooks(prompter),
+        ToolExecutor.layerConfig
+      )
     ),
     Layer.provideMerge(registryLayerFor(options))
   )

@@ -28,7 +28,11 @@ export interface Candidate {
 
 /** The files a session reads, lowest first. */
 export const candidates = (options: LoadOptions): ReadonlyArray<Candidate> => [
-  { file: path.join(options.home, ".toolwright", "settings.json"), root: path.join(options.home, ".toolwright"), required: false },
+  {
+    file: path.join(options.home, ".toolwright", "settings.json"),
+    root: path.join(options.home, ".toolwright"),
+    required: false
+  },
   { file: path.join(options.cwd, ".toolwright", "settings.json"), root: options.cwd, required: false },
   { file: path.join(options.cwd, ".toolwright", "settings.local.json"), root: options.cwd, required: false },
   ...(options.settingsFile === undefined ? [] : [(() => {
@@ -46,18 +50,24 @@ export const load = (options: LoadOptions): Effect.Effect<Settings.Resolved, Usa
       const exists = yield* fs.exists(candidate.file).pipe(Effect.orElseSucceed(() => false))
       if (!exists) {
         if (candidate.required) {
-          return yield* new UsageError({ message: `Settings file not found: ${candidate.file}. Check the --settings path.` })
+          return yield* new UsageError({
+            message: `Settings file not found: ${candidate.file}. Check the --settings path.`
+          })
         }
         continue
       }
       const text = yield* fs.readFileString(candidate.file).pipe(
         Effect.mapError((error) =>
-          new UsageError({ message: `Cannot read settings file ${candidate.file}: ${error.message}. Fix its permissions or remove it.` })
+          new UsageError({
+            message: `Cannot read settings file ${candidate.file}: ${error.message}. Fix its permissions or remove it.`
+          })
         )
       )
       const decoded = Settings.decodeText(candidate.file, text)
       if (Either.isLeft(decoded)) {
-        return yield* new UsageError({ message: `${decoded.left.message}. Fix the file; toolwright does not start with settings it cannot read.` })
+        return yield* new UsageError({
+          message: `${decoded.left.message}. Fix the file; toolwright does not start with settings it cannot read.`
+        })
       }
       sources.push({ name: candidate.file, settings: decoded.right, root: candidate.root })
     }

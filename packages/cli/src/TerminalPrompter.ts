@@ -56,7 +56,8 @@ export const make = (streams: Streams): Effect.Effect<PermissionPrompter.Service
     const lock = yield* Effect.makeSemaphore(1)
     const denied = (request: PermissionPrompter.Request): Permission.PermissionAnswer => ({
       behavior: "deny",
-      message: `Permission to use ${request.tool.name} was denied by the user. Do not retry it; ask the user how to proceed.`
+      message:
+        `Permission to use ${request.tool.name} was denied by the user. Do not retry it; ask the user how to proceed.`
     })
     const ask = (request: PermissionPrompter.Request) =>
       Effect.gen(function*() {

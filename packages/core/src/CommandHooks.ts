@@ -38,7 +38,9 @@ const MAX_OUTPUT_BYTES = 1_000_000
 
 const collect = (stream: Stream.Stream<Uint8Array, unknown>): Effect.Effect<string, unknown> =>
   Stream.runFold(stream, { chunks: Chunk.empty<Uint8Array>(), size: 0 }, (acc, bytes) =>
-    acc.size >= MAX_OUTPUT_BYTES ? acc : { chunks: Chunk.append(acc.chunks, bytes), size: acc.size + bytes.length }).pipe(
+    acc.size >= MAX_OUTPUT_BYTES
+      ? acc
+      : { chunks: Chunk.append(acc.chunks, bytes), size: acc.size + bytes.length }).pipe(
       Effect.map(({ chunks }) => {
         const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, bytes) => n + bytes.length))
         let offset = 0
@@ -66,7 +68,11 @@ const parseOutput = (stdout: string): Record<string, unknown> | undefined => {
 
 const stopOf = (json: Record<string, unknown>): { readonly stop?: { readonly reason: string } } =>
   json.continue === false
-    ? { stop: { reason: typeof json.stopReason === "string" && json.stopReason !== "" ? json.stopReason : "a hook stopped" } }
+    ? {
+      stop: {
+        reason: typeof json.stopReason === "string" && json.stopReason !== "" ? json.stopReason : "a hook stopped"
+      }
+    }
     : {}
 
 const specific = (json: Record<string, unknown>): Record<string, unknown> =>
@@ -121,7 +127,8 @@ export const interpretPre = (hook: CommandHook, run: HookRun): Effect.Effect<Too
 /** Reads a PostToolUse / PostToolUseFailure hook's run: exit 2 or `decision: "block"` feeds the reason back. */
 export const interpretPost = (hook: CommandHook, run: HookRun): Effect.Effect<ToolHooks.PostToolUseOutcome> => {
   if (run.exitCode === 2) {
-    const reason = run.stderr.trim() === "" ? `Blocked by the ${hook.event} hook \`${hook.command}\`.` : run.stderr.trim()
+    const stderr = run.stderr.trim()
+    const reason = stderr === "" ? `Blocked by the ${hook.event} hook \`${hook.command}\`.` : stderr
     return Effect.succeed({ block: { reason } })
   }
   if (run.exitCode !== 0) return Effect.as(logNonBlocking(hook, run), {})
@@ -173,7 +180,11 @@ const makeRunner = (options: Options) =>
     /** Runs one hook; `undefined` when it could not start, or was killed at its timeout (no say either way). */
     const run = (hook: CommandHook, payload: unknown, context: ToolUseContext): Effect.Effect<HookRun | undefined> => {
       const projectDir = options.projectDir ?? context.cwd
-      const env = { ...(options.env ?? context.env), TOOLWRIGHT_PROJECT_DIR: projectDir, CLAUDE_PROJECT_DIR: projectDir }
+      const env = {
+        ...(options.env ?? context.env),
+        TOOLWRIGHT_PROJECT_DIR: projectDir,
+        CLAUDE_PROJECT_DIR: projectDir
+      }
       const command = Command.make(shell, "-c", hook.command).pipe(
         Command.workingDirectory(context.cwd),
         Command.env(env),
@@ -194,7 +205,9 @@ const makeRunner = (options: Options) =>
         Effect.flatMap(Option.match({
           onNone: () =>
             Effect.as(
-              Effect.logWarning(`${hook.event} hook \`${hook.command}\` timed out after ${hook.timeout} s and was killed`),
+              Effect.logWarning(
+                `${hook.event} hook \`${hook.command}\` timed out after ${hook.timeout} s and was killed`
+              ),
               undefined
             ),
           onSome: (done) => Effect.succeed<HookRun | undefined>(done)
@@ -264,7 +277,9 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
           // A failed call has no result to block; what a blocking hook says goes to the model as context.
           Effect.map((outcomes) =>
             ToolHooks.combinePost(outcomes.map(({ block, ...rest }) =>
-              block === undefined ? rest : { ...rest, additionalContext: [...(rest.additionalContext ?? []), block.reason] }
+              block === undefined
+                ? rest
+                : { ...rest, additionalContext: [...(rest.additionalContext ?? []), block.reason] }
             ))
           )
         )
@@ -287,7 +302,9 @@ export const interpretPermissionRequest = (
   if (!isRecord(decision)) return Effect.succeed(undefined)
   if (decision.behavior === "allow") {
     return Effect.succeed(
-      isRecord(decision.updatedInput) ? { behavior: "allow", updatedInput: decision.updatedInput } : { behavior: "allow" }
+      isRecord(decision.updatedInput)
+        ? { behavior: "allow", updatedInput: decision.updatedInput }
+        : { behavior: "allow" }
     )
   }
   if (decision.behavior === "deny") {

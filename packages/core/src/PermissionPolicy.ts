@@ -183,7 +183,9 @@ export const layerPersistent: Layer.Layer<PermissionPolicy, never, FileSystem.Fi
       persist: (rules, context) =>
         persistAllowRules(fs, context.cwd, rules).pipe(
           Effect.catchAll((error) =>
-            Effect.logWarning(`Could not remember ${rules.join(", ")} in ${localSettingsFile(context.cwd)}: ${error.message}`)
+            Effect.logWarning(
+              `Could not remember ${rules.join(", ")} in ${localSettingsFile(context.cwd)}: ${error.message}`
+            )
           )
         )
     }))

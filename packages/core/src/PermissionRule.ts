@@ -60,7 +60,9 @@ export const parse = (raw: string): Either.Either<Rule, string> => {
     return Either.left(`"${raw}" does not start with a tool name; expected Tool(specifier), e.g. Bash(npm test)`)
   }
   if (toolName.startsWith("mcp__")) {
-    return Either.left(`"${raw}": MCP rules take no specifier; expected mcp__server, mcp__server__* or mcp__server__tool`)
+    return Either.left(
+      `"${raw}": MCP rules take no specifier; expected mcp__server, mcp__server__* or mcp__server__tool`
+    )
   }
   const content = text.slice(open + 1, close).replace(/\\([()])/g, "$1")
   // `Tool()` and `Tool(*)` mean every use of the tool, as in Claude Code.
@@ -159,7 +161,19 @@ export const isUnsafeSpecifier = (specifier: string): boolean => {
   return quote !== undefined
 }
 
-const WRAPPERS = new Set(["timeout", "nice", "nohup", "time", "env", "command", "exec", "xargs", "stdbuf", "sudo", "builtin"])
+const WRAPPERS = new Set([
+  "timeout",
+  "nice",
+  "nohup",
+  "time",
+  "env",
+  "command",
+  "exec",
+  "xargs",
+  "stdbuf",
+  "sudo",
+  "builtin"
+])
 
 /** Drops leading `VAR=value` assignments and wrapper commands (with their options) from a command. */
 const stripPrefixes = (command: string): string => {
@@ -310,7 +324,9 @@ export const compilePath = (content: string, roots: PathRoots): PathPattern => {
   if (content.startsWith("/")) {
     return pathPattern(PosixPath.normalize(roots.settingsRoot ?? roots.cwd), content.slice(1), true)
   }
-  if (content === "." || content.startsWith("./")) return pathPattern(PosixPath.normalize(roots.cwd), content.slice(2), true)
+  if (content === "." || content.startsWith("./")) {
+    return pathPattern(PosixPath.normalize(roots.cwd), content.slice(2), true)
+  }
   return pathPattern(PosixPath.normalize(roots.cwd), content, false)
 }
 

@@ -74,7 +74,12 @@ export const Settings = Schema.Struct({
 export type Settings = typeof Settings.Type
 
 /** The events whose hooks toolwright runs; a hook of another type there would silently not guard anything. */
-export const RUN_EVENTS: ReadonlyArray<string> = ["PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest"]
+export const RUN_EVENTS: ReadonlyArray<string> = [
+  "PreToolUse",
+  "PostToolUse",
+  "PostToolUseFailure",
+  "PermissionRequest"
+]
 
 const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>(
@@ -88,7 +93,9 @@ const checkSemantics = (file: string, settings: Settings): SettingsError | undef
     const rules = settings.permissions?.[list] ?? []
     for (let i = 0; i < rules.length; i++) {
       const parsed = PermissionRule.parse(rules[i])
-      if (Either.isLeft(parsed)) return new SettingsError({ file, field: `permissions.${list}[${i}]`, problem: parsed.left })
+      if (Either.isLeft(parsed)) {
+        return new SettingsError({ file, field: `permissions.${list}[${i}]`, problem: parsed.left })
+      }
     }
   }
   for (const [event, groups] of Object.entries(settings.hooks ?? {})) {

@@ -182,7 +182,9 @@ export const fromProgrammatic = (hooks: ReadonlyArray<Programmatic>): Service =>
   const compiled = hooks.map((hook) => ({ hook, matches: compileMatcher(hook.matcher) }))
   return combine(compiled.map(({ hook, matches }) => ({
     preToolUse: (tool, input, context) =>
-      matches(tool.name) && hook.preToolUse !== undefined ? hook.preToolUse(tool, input, context) : Effect.succeed(none),
+      matches(tool.name) && hook.preToolUse !== undefined
+        ? hook.preToolUse(tool, input, context)
+        : Effect.succeed(none),
     postToolUse: (tool, input, response, context, durationMs) =>
       matches(tool.name) && hook.postToolUse !== undefined
         ? hook.postToolUse(tool, input, response, context, durationMs)

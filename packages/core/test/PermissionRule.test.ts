@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, FastCheck } from "effect"
 import { PermissionRule } from "../src/index.js"
 
 const parseOk = (raw: string) => {
@@ -169,5 +169,34 @@ describe("PermissionRule.namesTool", () => {
   })
   it("aliases", () => {
     assert.isTrue(PermissionRule.namesTool("Task", { name: "Agent", aliases: ["Task"] }))
+  })
+})
+
+describe("PermissionRule properties", () => {
+  it.prop("parse never throws, and what parses formats back to a rule that parses the same", [FastCheck.string()], ([raw]) => {
+    const parsed = PermissionRule.parse(raw)
+    if (Either.isRight(parsed)) {
+      const again = PermissionRule.parse(PermissionRule.format(parsed.right.toolName, parsed.right.content))
+      assert(Either.isRight(again))
+      assert.strictEqual(again.right.content, parsed.right.content)
+    }
+  })
+
+  it.prop(
+    "a command joined to another by any separator or substitution is unsafe",
+    [
+      FastCheck.stringMatching(/^[a-z][a-z0-9 -]{0,20}$/),
+      FastCheck.constantFrom("&&", ";", "|", "||", "\n", "&", "$(", "`", "<(", ">", "<"),
+      FastCheck.stringMatching(/^[a-z][a-z0-9 -]{0,20}$/)
+    ],
+    ([head, separator, tail]) => {
+      assert.isTrue(PermissionRule.isUnsafeSpecifier(`${head}${separator}${tail}`))
+    }
+  )
+
+  it.prop("a rule without wildcards matches exactly its own text", [FastCheck.stringMatching(/^[a-z][a-z0-9 .-]{0,30}$/)], ([text]) => {
+    const pattern = PermissionRule.compileSpecifier(text)
+    assert.isTrue(pattern.test(text))
+    assert.isFalse(pattern.test(`${text}x`))
   })
 })

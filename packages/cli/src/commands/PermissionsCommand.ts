@@ -65,7 +65,9 @@ export const explain = Command.make(
           : []),
         `Mode: ${session.context.permissionContext.mode}`,
         ...(blanket ? [`${tool.name} is removed from the tool pool by a blanket deny rule.`] : []),
-        `Settings files: ${session.settings.sources.length === 0 ? "(none found)" : session.settings.sources.join(", ")}`,
+        `Settings files: ${
+          session.settings.sources.length === 0 ? "(none found)" : session.settings.sources.join(", ")
+        }`,
         ...(hooks.length === 0
           ? []
           : [

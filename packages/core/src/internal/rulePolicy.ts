@@ -54,7 +54,9 @@ const firstWord = (subject: string): string => subject.slice(0, subject.indexOf(
 /** Tool keys a call's rules are filed under: its name, aliases and MCP server. */
 const toolKeys = (tool: Tool.Any): ReadonlyArray<string> => {
   const server = mcpServerKey(tool.name)
-  return server !== undefined && server !== tool.name ? [tool.name, ...tool.aliases, server] : [tool.name, ...tool.aliases]
+  return server !== undefined && server !== tool.name
+    ? [tool.name, ...tool.aliases, server]
+    : [tool.name, ...tool.aliases]
 }
 
 /** The specifier rules of a tool that could match `subject`. */
@@ -261,7 +263,9 @@ export const make = (options: Options) => {
         const compiled: CompiledRule = {
           entry,
           rule,
-          specifier: content === undefined || domain !== undefined ? undefined : PermissionRule.compileSpecifier(content),
+          specifier: content === undefined || domain !== undefined
+            ? undefined
+            : PermissionRule.compileSpecifier(content),
           domain,
           path,
           rootForms: forms,
@@ -394,7 +398,8 @@ export const make = (options: Options) => {
         continue
       }
       // A command's own files inside the working directories ride on the rule that allowed the command.
-      const riding = !pathMode && subjects.specifiers.length > 0 && path.forms.every((form) => isInside(workingDirs, form))
+      const riding = !pathMode && subjects.specifiers.length > 0 &&
+        path.forms.every((form) => isInside(workingDirs, form))
       if (!riding) missing.push(path.path)
     }
     if (missing.length > 0 || decisive === undefined) return { allowed: false, missing }
@@ -440,8 +445,8 @@ export const make = (options: Options) => {
       mode === "dontAsk"
         ? {
           behavior: "deny",
-          message: `Permission to use ${describeCall(tool, input)
-            } has been denied: ${decision.message} (mode dontAsk denies whatever would ask)`,
+          message: `Permission to use ${describeCall(tool, input)} has been denied: ${decision.message} ` +
+            "(mode dontAsk denies whatever would ask)",
           reason: `mode dontAsk; would ask: ${decision.reason}`
         }
         : decision
@@ -473,8 +478,9 @@ export const make = (options: Options) => {
       if (asked !== undefined) {
         return dontAsk({
           behavior: "ask",
-          message: `The ask rule ${asked.rule.rule.raw} (from ${asked.rule.entry.source}) requires approval for ${describeCall(tool, input, asked.path)
-            }.`,
+          message: `The ask rule ${asked.rule.rule.raw} (from ${asked.rule.entry.source}) requires approval for ${
+            describeCall(tool, input, asked.path)
+          }.`,
           reason: `ask rule ${ruleText(asked.rule)}`,
           suggestions: []
         })
@@ -510,7 +516,9 @@ export const make = (options: Options) => {
       }
       // What can prove nothing is left for deny or ask rules: without that, even bypass asks.
       if (subjects.opaque !== undefined) {
-        const guarded = toolKeys(tool).some((key) => compiled.deny.specifiers.has(key) || compiled.ask.specifiers.has(key))
+        const guarded = toolKeys(tool).some((key) =>
+          compiled.deny.specifiers.has(key) || compiled.ask.specifiers.has(key)
+        )
         if (guarded) {
           return dontAsk({
             behavior: "ask",
@@ -537,7 +545,8 @@ export const make = (options: Options) => {
           return dontAsk({
             behavior: "ask",
             message:
-              `${protectedWrite.path} is a protected path (.git, .toolwright, .claude, shell start-up files): writing it needs approval.`,
+              `${protectedWrite.path} is a protected path (.git, .toolwright, .claude, shell start-up files): ` +
+              "writing it needs approval.",
             reason: "protected path",
             suggestions: []
           })
@@ -566,8 +575,8 @@ export const make = (options: Options) => {
       if (outside !== undefined) {
         return dontAsk({
           behavior: "ask",
-          message: `${describeCall(tool, input, outside.path)} needs permission: ${outside.path} is outside the working directories (${compiled.workingDirs.join(", ")
-            }).`,
+          message: `${describeCall(tool, input, outside.path)} needs permission: ${outside.path} is outside the ` +
+            `working directories (${compiled.workingDirs.join(", ")}).`,
           reason: "outside the working directories",
           suggestions
         })
@@ -602,7 +611,10 @@ export const make = (options: Options) => {
       const go = (paths: ReadonlyArray<PathSubject>): Effect.Effect<PermissionDecision> => {
         const early = byRules(compiled, paths, variants, pathMode)
         if (early !== undefined) return Effect.succeed(early)
-        return Effect.map(tool.checkPermissions(input, context), (own) => afterOwn(own, compiled, subjects, paths, pathMode))
+        return Effect.map(
+          tool.checkPermissions(input, context),
+          (own) => afterOwn(own, compiled, subjects, paths, pathMode)
+        )
       }
       const prepared = pathSubjects(subjects, context.cwd)
       return Effect.isEffect(prepared) ? Effect.flatMap(prepared, go) : go(prepared)
