@@ -379,6 +379,11 @@ const redirectOf = (node: SyntaxNode, collector: Collector): Redirect | undefine
   if ((operator === ">&" || operator === "<&") && (target === "-" || /^\d+$/.test(target ?? ""))) return undefined
   if (target === undefined) {
     markOpaque(collector, `the redirection target ${destination.text} is not a plain path`)
+  } else if (/^~[^/]/.test(target)) {
+    markOpaque(collector, `the redirection target ${destination.text} names another user's home`)
+  } else if (destination.type !== "raw_string" && destination.type !== "string" && /[*?[]/.test(destination.text)) {
+    // Bash expands a glob in a redirection target when it matches one file: `> /etc/pass*` writes /etc/passwd.
+    markOpaque(collector, `the redirection target ${destination.text} is a pattern bash expands`)
   }
   if (target !== undefined && HARMLESS_TARGETS.has(target)) return undefined
   return { operator, target, access: WRITE_OPERATORS.has(operator) ? "write" : "read" }

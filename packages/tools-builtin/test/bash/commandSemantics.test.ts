@@ -104,6 +104,8 @@ describe("commandSemantics", () => {
       "xargs -I{} rm {}": "xargs with options runs a command the analysis cannot see",
       "env -S 'rm -rf x'": "env has options the analysis does not understand",
       "echo x > $TARGET": "the redirection target $TARGET is not a plain path",
+      "echo x > /etc/pass*": "the redirection target /etc/pass* is a pattern bash expands",
+      "echo x > ~root/.bashrc": "the redirection target ~root/.bashrc names another user's home",
       "cd /etc && echo x > passwd": "the line changes directory and redirects to a relative path",
       "source ./script.sh": "source runs the commands of a file",
       [`echo ${"a".repeat(10_001)}`]: "the command is longer than 10000 characters"
