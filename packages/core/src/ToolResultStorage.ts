@@ -81,6 +81,8 @@ export const formatFileSize = (sizeInBytes: number): string => {
   return `${trim(mb / 1024)}GB`
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+
 /**
  * The first `maxChars` of a text, cut at its last newline when that lies past half the budget (a whole
  * line reads better than a cut one), else at the budget.
@@ -88,7 +90,9 @@ export const formatFileSize = (sizeInBytes: number): string => {
 export const generatePreview = (content: string, maxChars: number): { preview: string; hasMore: boolean } => {
   if (content.length <= maxChars) return { preview: content, hasMore: false }
   const lastNewline = content.lastIndexOf("\n", maxChars - 1)
-  const cut = lastNewline > maxChars * 0.5 ? lastNewline : maxChars
+  let cut = lastNewline > maxChars * 0.5 ? lastNewline : maxChars
+  // Never half a surrogate pair: alone, it is not valid Unicode in the request.
+  if (cut > 0 && isHighSurrogate(content.charCodeAt(cut - 1))) cut -= 1
   return { preview: content.slice(0, cut), hasMore: true }
 }
 
@@ -184,7 +188,6 @@ const describePlatformError = (error: PlatformError): string => {
 // Strings are written in slices, each encoded on its own, so a huge output is never copied whole.
 const WRITE_CHUNK_CHARS = 1 << 16
 
-const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
 
 /**
  * Files under the project directory, written atomically: streamed in slices into a temporary file

@@ -88,6 +88,9 @@ describe("ToolResultStorage formatting", () => {
       hasMore: true
     })
     assert.deepStrictEqual(ToolResultStorage.generatePreview("short\n", 2000), { preview: "short\n", hasMore: false })
+    // A cut inside a surrogate pair would send half an emoji, which is not valid Unicode: the pair goes whole.
+    const emoji = `${"a".repeat(1999)}\u{1f600}${"b".repeat(3000)}`
+    assert.deepStrictEqual(ToolResultStorage.generatePreview(emoji, 2000), { preview: "a".repeat(1999), hasMore: true })
   })
 
   it("computes thresholds: Infinity never persists, overrides win, else min(tool, 50,000)", () => {
