@@ -467,6 +467,11 @@ const addCommand = (
   // and the command it runs is a subject too, so a deny rule on that command still applies.
   const inner = innerCommandStart(stripped.words.map((w) => w.value))
   if (inner !== undefined) addCommand(stripped.words.slice(inner), [], redirects, collector)
+  // `/bin/rm` is `rm` to a deny rule; allowing `rm` still does not allow whatever `./rm` is.
+  const base = path.posix.basename(name)
+  if (name.includes("/") && base !== "" && base !== name) {
+    addCommand([{ value: base, source: base }, ...stripped.words.slice(1)], [], redirects, collector)
+  }
 }
 
 /** Where the command run by `sudo`, `doas`, `setsid`, `ionice`, `taskset`, `chrt` or `unbuffer` starts. */

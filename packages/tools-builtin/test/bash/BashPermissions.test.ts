@@ -54,7 +54,16 @@ describe("Bash under permission rules", () => {
       const dir = yield* tempDir
       fs.writeFileSync(path.join(dir, "victim"), "x")
       const context = ruled(dir, { allow: ["Bash(*)"], deny: ["Bash(rm:*)"] })
-      for (const command of ["ls && rm victim", "timeout 5 nice rm victim", "X=1 rm victim", "xargs rm < /dev/null"]) {
+      const commands = [
+        "ls && rm victim",
+        "timeout 5 nice rm victim",
+        "X=1 rm victim",
+        "xargs rm < /dev/null",
+        "/bin/rm victim",
+        "sudo -n rm victim",
+        "r\\\nm victim"
+      ]
+      for (const command of commands) {
         const result = yield* call("Bash", { command }, context)
         assert.strictEqual(result.result.is_error, true, command)
         assert.strictEqual(fs.readFileSync(path.join(dir, "victim"), "utf8"), "x", command)

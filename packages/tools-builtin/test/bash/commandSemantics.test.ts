@@ -125,6 +125,11 @@ describe("commandSemantics", () => {
     assert.deepStrictEqual(await specifiers("echo a\\\\\nrm -rf x"), ["echo 'a\\'", "rm -rf x"])
     assert.deepStrictEqual(await specifiers("docker run \\\n  --rm node"), ["docker run --rm node"])
     assert.deepStrictEqual(await specifiers("coproc rm -rf x"), ["coproc rm -rf x", "rm -rf x"])
+    assert.deepStrictEqual(await specifiers("/bin/rm -rf x"), ["/bin/rm -rf x", "rm -rf x"])
+    assert.deepStrictEqual(await specifiers("./node_modules/.bin/vitest run"), [
+      "./node_modules/.bin/vitest run",
+      "vitest run"
+    ])
     assert.deepStrictEqual(await specifiers("sudo -u root rm -rf x"), ["sudo -u root rm -rf x", "rm -rf x"])
     assert.deepStrictEqual(await specifiers("setsid -f nice rm -rf x"), ["setsid -f nice rm -rf x", "rm -rf x"])
     assert.deepStrictEqual(await specifiers("taskset 0x1 rm -rf x"), ["taskset 0x1 rm -rf x", "rm -rf x"])
