@@ -12,6 +12,7 @@ import picomatch from "picomatch"
 import type { Dated } from "../internal/fileList.js"
 import { dated, displayPath, sortNewestFirst } from "../internal/fileList.js"
 import { expandHome, realPath, resolvePath } from "../internal/paths.js"
+import { readDenyFilter } from "../internal/readDenyRules.js"
 import * as Ripgrep from "../internal/ripgrep.js"
 import * as Prompt from "./prompt.js"
 
@@ -77,11 +78,14 @@ const glob = Effect.fn("Glob.call")(function*(input: GlobInput, context: ToolUse
   }
   // Matched files are dated as rg lists them, so the stats overlap rg's walk instead of following it.
   const found: Array<Dated> = []
+  const isDenied = readDenyFilter(context)
   yield* Ripgrep.run(["--files", ...Ripgrep.commonArgs], {
     cwd: root,
     accept: (relative) => {
       if (!matches(relative)) return false
-      found.push(dated(path.join(root, relative)))
+      const file = path.join(root, relative)
+      if (isDenied !== undefined && isDenied(file)) return false
+      found.push(dated(file))
       return true
     },
     progressEvery: Ripgrep.PROGRESS_INTERVAL

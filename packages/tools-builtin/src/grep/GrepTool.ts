@@ -11,6 +11,8 @@ import { Effect, Schema } from "effect"
 import type { Dated } from "../internal/fileList.js"
 import { dated, displayPath, sortNewestFirst } from "../internal/fileList.js"
 import { realPath, resolvePath } from "../internal/paths.js"
+import type { IsDenied } from "../internal/readDenyRules.js"
+import { readDenyFilter } from "../internal/readDenyRules.js"
 import * as Ripgrep from "../internal/ripgrep.js"
 import * as Prompt from "./prompt.js"
 
@@ -76,11 +78,13 @@ export const splitGlobs = (glob: string | undefined): Array<string> =>
 
 /**
  * The rg arguments for a call. `target` is the path argument (relative to the cwd when inside it, so rg
- * prints the paths as the model will read them), or undefined to search the cwd itself.
+ * prints the paths as the model will read them), or undefined to search the cwd itself. `nullAfterPath`
+ * makes content lines `path\0rest`, so their paths can be checked against deny rules unambiguously.
  */
-export const buildArgs = (input: GrepInput, target: string | undefined): Array<string> => {
+export const buildArgs = (input: GrepInput, target: string | undefined, nullAfterPath = false): Array<string> => {
   const mode = input.output_mode ?? "files_with_matches"
   const args = ["--no-config", ...Ripgrep.commonArgs, "--max-columns", String(Prompt.MAX_COLUMNS)]
+  if (nullAfterPath && mode === "content") args.push("--null")
   if (input.multiline === true) args.push("-U", "--multiline-dotall")
   if (input["-i"] === true) args.push("-i")
   if (mode === "files_with_matches") args.push("-l")
@@ -116,11 +120,53 @@ const fileCounter = (mode: "content" | "files_with_matches" | "count") => {
   if (mode !== "content") return undefined
   let last = ""
   return (line: string): boolean => {
-    const match = /^(.+?)[:-]\d+[:-]/.exec(line)
+    const match = /^(.+?)(?:\0|[:-]\d+[:-])/.exec(line)
     if (match === null || match[1] === last) return false
     last = match[1]
     return true
   }
+}
+
+/**
+ * Keeps the lines of files the user may read, for a session with Read deny rules: `accept` decides per
+ * line, `restore` turns a kept content line (`path\0rest`) back into rg's usual `path:rest`/`path-rest`.
+ */
+const denyFilter = (
+  mode: "content" | "files_with_matches" | "count",
+  cwd: string,
+  isDenied: IsDenied
+) => {
+  const pathOf = (line: string): string | undefined => {
+    if (mode === "files_with_matches") return line
+    if (mode === "count") return line.slice(0, line.lastIndexOf(":"))
+    const nul = line.indexOf("\0")
+    return nul === -1 ? undefined : line.slice(0, nul)
+  }
+  return {
+    accept: (line: string): boolean => {
+      const file = pathOf(line)
+      return file === undefined || !isDenied(path.resolve(cwd, file))
+    },
+    restore: (line: string): string => {
+      const nul = line.indexOf("\0")
+      if (nul === -1) return line
+      const rest = line.slice(nul + 1)
+      // Context lines number as `N-`, matches as `N:`; without numbers rg's own separator is ":".
+      const separator = /^\d+-/.test(rest) ? "-" : ":"
+      return `${line.slice(0, nul)}${separator}${rest}`
+    }
+  }
+}
+
+/** Drops the `--` context-group separators left first, last or doubled once denied lines are gone. */
+const withoutOrphanSeparators = (lines: ReadonlyArray<string>): Array<string> => {
+  const out: Array<string> = []
+  for (const line of lines) {
+    if (line === "--" && (out.length === 0 || out[out.length - 1] === "--")) continue
+    out.push(line)
+  }
+  if (out[out.length - 1] === "--") out.pop()
+  return out
 }
 
 const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
@@ -135,18 +181,20 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
   const limit = input.head_limit ?? Prompt.DEFAULT_HEAD_LIMIT
   const offset = input.offset ?? 0
   const countScanned = fileCounter(mode)
+  const isDenied = readDenyFilter(context)
+  const denied = isDenied === undefined ? undefined : denyFilter(mode, context.cwd, isDenied)
   // File lists are dated as rg finds them, so the stats overlap rg's search instead of following it.
   const found: Array<Dated> = []
-  const result = yield* Ripgrep.run(buildArgs(input, target), {
+  const accept = mode === "files_with_matches"
+    ? (line: string) => {
+      if (denied !== undefined && !denied.accept(line)) return false
+      found.push(dated(path.resolve(context.cwd, line)))
+      return true
+    }
+    : denied?.accept
+  const result = yield* Ripgrep.run(buildArgs(input, target, denied !== undefined), {
     cwd: context.cwd,
-    ...(mode === "files_with_matches"
-      ? {
-        accept: (line: string) => {
-          found.push(dated(path.resolve(context.cwd, line)))
-          return true
-        }
-      }
-      : {}),
+    ...(accept !== undefined ? { accept } : {}),
     progressEvery: Ripgrep.PROGRESS_INTERVAL,
     progressKey: "filesWithMatches",
     // One more line than shown tells whether head_limit cut anything.
@@ -156,7 +204,8 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
   const appliedOffset = offset > 0 ? offset : undefined
 
   if (mode === "content") {
-    const { appliedLimit, items } = applyHeadLimit(result.lines, limit, offset)
+    const lines = denied === undefined ? result.lines : withoutOrphanSeparators(result.lines.map(denied.restore))
+    const { appliedLimit, items } = applyHeadLimit(lines, limit, offset)
     return { mode, content: items.join("\n"), numLines: items.length, appliedLimit, appliedOffset } satisfies
       GrepOutput
   }
