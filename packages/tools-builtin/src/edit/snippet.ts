@@ -22,6 +22,12 @@ const countNewlines = (text: string, end: number): number => {
   return count
 }
 
+/** The first 2,000 characters of a line, one fewer when the cut would split a surrogate pair (invalid alone). */
+const cutLine = (line: string): string => {
+  const code = line.charCodeAt(MAX_LINE_CHARS - 1)
+  return line.slice(0, code >= 0xd800 && code <= 0xdbff ? MAX_LINE_CHARS - 1 : MAX_LINE_CHARS)
+}
+
 /**
  * Lines of `text` around `[start, end)` — the region a replacement now occupies — with context, at most
  * 40 lines, each cut at 2,000 characters.
@@ -38,7 +44,7 @@ export const snippetAround = (text: string, start: number, end: number): string 
   const lines = text.slice(from, to).split("\n")
   const shown = lines.slice(0, MAX_SNIPPET_LINES).map((line, i) => {
     const content = line.endsWith("\r") ? line.slice(0, -1) : line
-    const cut = content.length > MAX_LINE_CHARS ? content.slice(0, MAX_LINE_CHARS) : content
+    const cut = content.length > MAX_LINE_CHARS ? cutLine(content) : content
     return `${firstLine + i}\t${cut}`
   })
   if (lines.length > MAX_SNIPPET_LINES) shown.push(`... (${lines.length - MAX_SNIPPET_LINES} more lines)`)
