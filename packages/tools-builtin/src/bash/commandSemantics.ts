@@ -210,9 +210,9 @@ const readOnlyWords = (words: ReadonlyArray<string>): boolean => {
     case "find":
       return !hasOption(words, /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/)
     case "awk":
-      return !words.slice(1).some((w) => /system\s*\(|\||>|getline/.test(w))
+      return !hasOption(words, /^(-f|--file)/) && !words.slice(1).some((w) => /system\s*\(|\||>|getline/.test(w))
     case "sort":
-      return !hasOption(words, /^(-o|--output)/)
+      return !hasOption(words, /^(-o|--output|--compress-program)/)
     case "tree":
       return !hasOption(words, /^-o/)
     case "rg":
@@ -441,6 +441,12 @@ const addCommand = (
   }
   if (name === "git" && hasOption(values, /^(-c|--config-env)/)) {
     markOpaque(collector, "git -c can make git run other commands")
+  }
+  if (name === "git" && hasOption(values, /^--exec-path=/)) {
+    markOpaque(collector, "git --exec-path makes git run programs from another directory")
+  }
+  if (name === "hash" && hasOption(values, /^-[a-z]*p/)) {
+    markOpaque(collector, "hash -p changes which program a command name runs")
   }
   if (stripped.wrappers.includes("command") || stripped.wrappers.includes("builtin")) {
     const wrapper = stripped.wrappers.includes("command") ? "command" : "builtin"

@@ -71,7 +71,8 @@ describe("commandSemantics", () => {
     const writes = [
       "rm x", "echo hi > out.txt", "ls >> log", "git commit -m x", "git branch -D main", "find . -delete",
       "sort -o out in", "awk 'BEGIN{system(\"rm x\")}'", "npm test", "mv a b", "touch a", "git push",
-      "cat a | tee b", "git diff --output=patch.txt", "uniq in out", "ls &> all.log"
+      "cat a | tee b", "git diff --output=patch.txt", "uniq in out", "ls &> all.log", "awk -f prog.awk data",
+      "sort --compress-program=gzip big"
     ]
     for (const command of writes) assert.isFalse((await analyze(command)).readOnly, command)
     assert.deepStrictEqual((await analyze("rg x; ls; cat y; rm z")).commands.map((c) => c.kind), [
@@ -108,6 +109,8 @@ describe("commandSemantics", () => {
       "echo x > ~root/.bashrc": "the redirection target ~root/.bashrc names another user's home",
       "cd /etc && echo x > passwd": "the line changes directory and redirects to a relative path",
       "source ./script.sh": "source runs the commands of a file",
+      "hash -p /bin/rm ls; ls x": "hash -p changes which program a command name runs",
+      "git --exec-path=/tmp/evil status": "git --exec-path makes git run programs from another directory",
       [`echo ${"a".repeat(10_001)}`]: "the command is longer than 10000 characters"
     }
     for (const [command, reason] of Object.entries(opaque)) {
