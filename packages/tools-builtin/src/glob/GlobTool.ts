@@ -114,6 +114,11 @@ export const GlobTool = Tool.make({
   // Permission rules see the directory really walked, symlinks resolved.
   getPath: (input, context) => realPath(plan(input, context).root),
   toClassifierInput: (input) => (input.path === undefined ? input.pattern : `${input.pattern} in ${input.path}`),
+  // Checked before the permission stage calls getPath, which compiles the pattern.
+  validateInput: (input) =>
+    input.pattern.trim() === ""
+      ? fail("pattern must not be empty; use \"**/*\" to list every file.")
+      : Effect.void,
   call: glob,
   mapToolResult: render
 })

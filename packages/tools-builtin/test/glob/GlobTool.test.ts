@@ -76,6 +76,16 @@ describe("Glob", () => {
       assert.strictEqual(missingBase.text, "No files found")
     }))
 
+  it.scopedLive("an empty pattern is a clear error", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const call = yield* glob({ pattern: "" }, dir)
+      assert.strictEqual(
+        call.text,
+        "<tool_use_error>pattern must not be empty; use \"**/*\" to list every file.</tool_use_error>"
+      )
+    }))
+
   it.scopedLive("a missing path names the cwd; a file is not a directory", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
