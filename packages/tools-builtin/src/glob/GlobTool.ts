@@ -57,7 +57,8 @@ export const plan = (input: GlobInput, context: ToolUseContext.ToolUseContext): 
   const root = scanned.base === "" ? searchDir : path.resolve(searchDir, scanned.base)
   const glob = scanned.base === "" ? pattern : scanned.glob
   // Like rg's and .gitignore's globs, a pattern without a slash matches a file's name at any depth.
-  const isMatch = picomatch(glob, { dot: true, basename: !pattern.includes("/") })
+  // picomatch throws on an empty pattern; validateInput refuses one, this keeps getPath total anyway.
+  const isMatch = glob === "" ? () => false : picomatch(glob, { dot: true, basename: !pattern.includes("/") })
   return { searchDir, root, matches: (relative) => isMatch(relative) }
 }
 
