@@ -318,7 +318,11 @@ export const BashTool = Tool.make({
   toClassifierInput: (input) => input.command,
   mapToolResult: (result: BashResult) => renderResult(result),
   isReadOnly: (input) => CommandSemantics.analyze(input.command).readOnly,
-  isConcurrencySafe: (input) => CommandSemantics.analyze(input.command).readOnly,
+  // A `cd` moves the session's shell: two of them at once would race for where the next call starts.
+  isConcurrencySafe: (input) => {
+    const analysis = CommandSemantics.analyze(input.command)
+    return analysis.readOnly && !analysis.changesDirectory
+  },
   ruleSubjects: (input, context) => ruleSubjects(input.command, context.cwd),
   checkPermissions: (input, context) => checkPermissions(input, context),
   call: (

@@ -48,6 +48,8 @@ export interface Analysis {
   readonly opaque: string | undefined
   /** True when every command only reads, nothing writes a file, and nothing is hidden. */
   readonly readOnly: boolean
+  /** True when the line moves the shell (`cd`, `pushd`, `popd`): the session's next cwd depends on it. */
+  readonly changesDirectory: boolean
 }
 
 let parser: Parser | undefined
@@ -598,7 +600,13 @@ const walkInner = (node: SyntaxNode, collector: Collector): void => {
 export const isRelativeTarget = (target: string | undefined): target is string =>
   target !== undefined && !path.isAbsolute(target) && !target.startsWith("~")
 
-const opaqueAnalysis = (reason: string): Analysis => ({ commands: [], redirects: [], opaque: reason, readOnly: false })
+const opaqueAnalysis = (reason: string): Analysis => ({
+  commands: [],
+  redirects: [],
+  opaque: reason,
+  readOnly: false,
+  changesDirectory: false
+})
 
 /** Recent analyses: the policy, the scheduler and the tool each ask about the same line in one call. */
 const recent = new Map<string, Analysis>()
@@ -638,7 +646,13 @@ const analyzeUncached = (command: string): Analysis => {
     const readOnly = collector.opaque === undefined &&
       collector.commands.every((c) => c.readOnly) &&
       !redirects.some((r) => r.access === "write")
-    return { commands: collector.commands, redirects, opaque: collector.opaque, readOnly }
+    return {
+      commands: collector.commands,
+      redirects,
+      opaque: collector.opaque,
+      readOnly,
+      changesDirectory: collector.changesDirectory
+    }
   } finally {
     tree.delete()
   }

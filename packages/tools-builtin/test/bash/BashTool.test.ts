@@ -4,6 +4,7 @@ import type { Message } from "@toolwright/core"
 import { ToolRuntime } from "@toolwright/core"
 import { Effect, Fiber } from "effect"
 import { BashTool } from "../../src/bash/BashTool.js"
+import * as CommandSemantics from "../../src/bash/commandSemantics.js"
 import { awaitProcesses, call, marker, runtimeLayer, session, survivors, tempDir } from "./support.js"
 
 /** Runs `effect` with an environment variable set, restoring it afterwards. */
@@ -205,5 +206,15 @@ describe("Bash: running commands", () => {
     assert.strictEqual(BashTool.maxResultSizeChars, 30_000)
     assert.strictEqual(BashTool.timeoutMs, Infinity)
   })
+
+  it.effect("read-only lines run concurrently, unless they move the shell", () =>
+    Effect.gen(function*() {
+      yield* CommandSemantics.load
+      const input = (command: string) => ({ command })
+      assert.isTrue(BashTool.isConcurrencySafe(input("git status && ls")))
+      assert.isTrue(BashTool.isReadOnly(input("cd src && ls")))
+      assert.isFalse(BashTool.isConcurrencySafe(input("cd src && ls")))
+      assert.isFalse(BashTool.isConcurrencySafe(input("npm test")))
+    }))
 })
 
