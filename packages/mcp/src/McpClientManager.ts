@@ -244,10 +244,11 @@ export const make = (options: Options) =>
             transport: new StreamableHTTPClientTransport(new URL(config.url), {
               requestInit: { headers: { ...config.headers } },
               ...authOption(connection.entry.name, config),
-              // A dead server is detected by the errors below; the SDK's own retries only delay that.
+              // A stream the server closes cleanly is resumed (honouring its `retry`); a broken one is
+              // detected by the errors below and the connection is closed at once.
               reconnectionOptions: {
-                maxRetries: 0,
-                initialReconnectionDelay: 1_000,
+                maxRetries: 2,
+                initialReconnectionDelay: 500,
                 maxReconnectionDelay: 30_000,
                 reconnectionDelayGrowFactor: 1.5
               }
