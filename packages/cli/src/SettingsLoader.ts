@@ -71,9 +71,20 @@ export const load = (options: LoadOptions): Effect.Effect<Settings.Resolved, Usa
       }
       sources.push({ name: candidate.file, settings: decoded.right, root: candidate.root })
     }
-    return Settings.merge(sources, {
+    const resolved = Settings.merge(sources, {
       cwd: options.cwd,
       homeDir: options.home,
       ...(options.permissionMode !== undefined ? { mode: options.permissionMode } : {})
     })
+    // Claude Code's switch to forbid bypass mode, from any file: honoured, never silently downgraded.
+    const forbidding = sources.find((source) =>
+      source.settings.permissions?.disableBypassPermissionsMode === "disable"
+    )
+    if (resolved.permissionContext.mode === "bypassPermissions" && forbidding !== undefined) {
+      return yield* new UsageError({
+        message: `bypassPermissions mode is disabled by permissions.disableBypassPermissionsMode in ${forbidding.name}. ` +
+          "Choose another --permission-mode or defaultMode."
+      })
+    }
+    return resolved
   })

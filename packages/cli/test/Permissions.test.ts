@@ -91,6 +91,19 @@ describe("SettingsLoader", () => {
         `Invalid settings in ${path.join(root, "bad.json")} at permissions.allow[0]: "Bash(ls" is missing its closing ")"; expected Tool(specifier). Fix the file; toolwright does not start with settings it cannot read.`
       )
     }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("disableBypassPermissionsMode forbids bypass mode from any file", () =>
+    Effect.gen(function*() {
+      write(path.join(root, "nobypass.json"), { permissions: { disableBypassPermissionsMode: "disable" } })
+      const refused = yield* Effect.either(SettingsLoader.load({
+        cwd: project,
+        home,
+        settingsFile: path.join(root, "nobypass.json"),
+        permissionMode: "bypassPermissions"
+      }))
+      assert(Either.isLeft(refused))
+      assert.include(refused.left.message, "bypassPermissions mode is disabled by permissions.disableBypassPermissionsMode")
+    }).pipe(Effect.provide(NodeContext.layer)))
 })
 
 describe("toolwright permissions explain", () => {

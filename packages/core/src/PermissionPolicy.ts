@@ -190,3 +190,31 @@ export const layerPersistent: Layer.Layer<PermissionPolicy, never, FileSystem.Fi
         )
     }))
 )
+
+/**
+ * Whether Read deny rules forbid reading `path` (absolute; `..` resolved here), for tools that read many
+ * files under one root (Grep, Glob): they check each file they would return, since the policy only sees
+ * the root they were called with. Symlinks are not resolved here; pass real paths too.
+ */
+export const readDenied = (context: ToolUseContext): (path: string) => boolean => {
+  const permissionContext = context.permissionContext
+  const patterns: Array<PermissionRule.PathPattern> = []
+  let all = false
+  for (const entry of permissionContext.deny) {
+    const parsed = PermissionRule.parse(entry.rule)
+    if (Either.isLeft(parsed) || parsed.right.toolName !== "Read") continue
+    if (parsed.right.content === undefined) all = true
+    else {
+      patterns.push(PermissionRule.compilePath(parsed.right.content, {
+        cwd: context.cwd,
+        home: permissionContext.homeDir,
+        settingsRoot: entry.root
+      }))
+    }
+  }
+  return (path) => {
+    if (all) return true
+    const absolute = PosixPath.resolve(context.cwd, path)
+    return patterns.some((pattern) => PermissionRule.matchesPath(pattern, absolute))
+  }
+}

@@ -306,11 +306,20 @@ const literalPrefix = (pattern: string, anchored: boolean): string => {
   return literal.replace(/^\/+/, "")
 }
 
-const pathPattern = (root: string | undefined, pattern: string, anchored: boolean): PathPattern => ({
-  root,
-  regex: globToRegExp(pattern, anchored),
-  prefix: root === undefined ? "" : literalPrefix(pattern, anchored)
-})
+const pathPattern = (root: string | undefined, pattern: string, anchored: boolean): PathPattern => {
+  // `../x` climbs from the root before matching: rules may name a sibling of the project.
+  let base = root
+  let rest = pattern
+  while (base !== undefined && (rest.startsWith("../") || rest === "..")) {
+    base = PosixPath.dirname(base)
+    rest = rest.slice(3)
+  }
+  return {
+    root: base,
+    regex: globToRegExp(rest, anchored),
+    prefix: base === undefined ? "" : literalPrefix(rest, anchored)
+  }
+}
 
 /** Compiles a Read/Edit specifier against the roots its forms refer to. */
 export const compilePath = (content: string, roots: PathRoots): PathPattern => {

@@ -227,6 +227,15 @@ describe("PermissionPolicy.layer: Read/Edit rules", () => {
       assert.strictEqual(denied.message, `Permission to use Read on ${cwd}/secrets/key has been denied.`)
     }))
 
+  it("readDenied lets tools that read many files drop the denied ones", () => {
+    const denied = PermissionPolicy.readDenied(contextFor({ deny: ["Read(./secrets/**)", "Read(*.pem)", "Edit(./src/**)"] }))
+    assert.isTrue(denied(`${cwd}/secrets/key`))
+    assert.isTrue(denied("src/../secrets/key"))
+    assert.isTrue(denied(`${cwd}/deep/cert.pem`))
+    assert.isFalse(denied(`${cwd}/src/a.ts`))
+    assert.isTrue(PermissionPolicy.readDenied(contextFor({ deny: ["Read"] }))("/anything"))
+  })
+
   it.effect("Edit rules govern every file-writing tool", () =>
     Effect.gen(function*() {
       assert.strictEqual(yield* behavior({ allow: ["Edit(./src/**)"] }, "Write", { file_path: "src/a.ts" }), "allow")

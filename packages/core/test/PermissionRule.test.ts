@@ -145,7 +145,10 @@ describe("PermissionRule.compilePath", () => {
     ["./secrets/", "/work/proj/secrets/key", true],
     ["src/*.ts", "/work/proj/src/a/b.ts", false],
     ["file?.txt", "/work/proj/file1.txt", true],
-    ["[ab].txt", "/work/proj/c.txt", false]
+    ["[ab].txt", "/work/proj/c.txt", false],
+    ["../docs/**", "/work/docs/a.md", true],
+    ["./../docs/**", "/work/proj/docs/a.md", false],
+    ["../docs/**", "/work/proj/docs/a.md", false]
   ]
   for (const [content, path, expected] of table) {
     it(`${content} vs ${path}`, () =>
