@@ -134,7 +134,10 @@ export const runtimeLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
 ) =>
   ToolRuntime.layer.pipe(
-    Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages)),
+    // As `runtimeLayer`: an interactive `run` of an MCP tool asks in the terminal like any other tool.
+    Layer.provide(
+      Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
+    ),
     Layer.provideMerge(registryLayerFor(options))
   )
 
