@@ -183,3 +183,51 @@ describe("TerminalPrompter", () => {
       assert.strictEqual((yield* answer("maybe\nwhat\n")).result.behavior, "deny")
     }))
 })
+
+describe("bypass corpus through the real Bash tool", () => {
+  const corpusProject = path.join(root, "corpus")
+  write(path.join(corpusProject, ".toolwright", "settings.json"), {
+    permissions: { allow: ["Bash(git status)", "Bash(echo *)", "Bash(ls *)", "Bash(timeout *)"], deny: ["Bash(rm *)"] }
+  })
+  const decide = (command: string) =>
+    Effect.map(
+      cli("permissions", "explain", "--cwd", corpusProject, "--json", "Bash", JSON.stringify({ command })),
+      (result) => {
+        assert.strictEqual(result.code, 0, result.stderr)
+        return JSON.parse(result.stdout).decision as string
+      }
+    )
+
+  it.live("plain commands an allow rule names are allowed", () =>
+    Effect.gen(function*() {
+      for (const command of ["git status", "echo hello world", "ls -la"]) {
+        assert.strictEqual(yield* decide(command), "allow", command)
+      }
+    }))
+
+  it.live("nothing narrower gets through: compound, substitution, quoting, env prefixes, wrappers, redirection", () =>
+    Effect.gen(function*() {
+      const attacks = [
+        "git status && touch pwned",
+        "git status; touch pwned",
+        "git status | sh",
+        "git status || touch pwned",
+        "git status\ntouch pwned",
+        "git status & touch pwned",
+        "echo $(touch pwned)",
+        "echo `touch pwned`",
+        "echo <(touch pwned)",
+        "echo \"$(touch pwned)\"",
+        "ech'o' hi; touch pwned",
+        "PAGER='sh -c x' git status",
+        "timeout 5 touch pwned",
+        "echo hi > /etc/passwd-copy",
+        "echo hi > ../outside.txt",
+        "ls | xargs touch"
+      ]
+      for (const command of attacks) assert.notStrictEqual(yield* decide(command), "allow", command)
+      for (const command of ["rm -rf build", "git status && rm -rf x", "echo $(rm -rf x)", "FOO=1 rm -rf x"]) {
+        assert.strictEqual(yield* decide(command), "deny", command)
+      }
+    }))
+})
