@@ -19,7 +19,8 @@ import * as Notebook from "./notebook.js"
 import type { PdfText } from "./pdf.js"
 import { MAX_PAGES_PER_READ, parsePages, readPdf, renderPdf } from "./pdf.js"
 import * as Prompt from "./prompt.js"
-import { decode, detectEncoding, looksBinary, splitLines } from "./textDecoding.js"
+import { decode } from "../internal/encoding.js"
+import { detectEncoding, looksBinary, splitLines } from "./textDecoding.js"
 
 export const ReadInput = Schema.Struct({
   file_path: Schema.String.annotations({ description: "The absolute path to the file to read" }),
@@ -114,7 +115,7 @@ const readNotebook = Effect.fn("Read.notebook")(function*(
   context: ToolUseContext.ToolUseContext
 ) {
   const bytes = yield* readBytes(file)
-  const parsed = Notebook.parse(decode(bytes, detectEncoding(bytes)))
+  const parsed = Notebook.parse(decode(bytes).text)
   if (Either.isLeft(parsed)) return yield* fail(`Could not read the notebook ${file}: ${parsed.left}.`)
   const blocks = Notebook.render(parsed.right, file)
   const textChars = blocks.reduce((sum, block) => sum + (block.type === "text" ? block.text.length : 0), 0)
@@ -174,7 +175,9 @@ const read = Effect.fn("Read.call")(function*(
   const encoding = detectEncoding(bytes)
   if (looksBinary(bytes, encoding)) return yield* fail(Prompt.binaryFile(extension))
   recordRead(context, file, bytes, stat.mtimeMs, range)
-  const lines = splitLines(decode(bytes, encoding))
+  // Decoded as Edit decodes (BOM, UTF-16, Latin-1 for bytes that are not UTF-8), so the text a model
+  // copies from here into old_string is the text Edit will search.
+  const lines = splitLines(decode(bytes).text)
   return yield* present(file, input, startLine, lines.slice(startLine - 1, startLine - 1 + limit), lines.length)
 })
 

@@ -1,7 +1,7 @@
 /**
- * How Read turns a file's bytes into lines: the encoding from the BOM (UTF-8 with or without one,
- * UTF-16 LE/BE with one), binary detection for everything else, and line splitting that treats CRLF
- * and LF alike.
+ * How Read sees a file's bytes: the encoding its BOM announces (UTF-8 with or without one, UTF-16 LE/BE
+ * with one), binary detection for everything else, and line splitting that treats CRLF and LF alike.
+ * Whole files are decoded by `internal/encoding.ts`, the decoder Edit uses.
  */
 
 export type Encoding = "utf8" | "utf8-bom" | "utf16le" | "utf16be"
@@ -25,23 +25,6 @@ export const looksBinary = (bytes: Uint8Array, encoding: Encoding): boolean => {
   const end = Math.min(bytes.length, SNIFF_BYTES)
   for (let i = 0; i < end; i++) if (bytes[i] === 0) return true
   return false
-}
-
-const utf16be = new TextDecoder("utf-16be")
-const utf16le = new TextDecoder("utf-16le")
-
-/** The text of the bytes, BOM removed. */
-export const decode = (bytes: Uint8Array, encoding: Encoding): string => {
-  switch (encoding) {
-    case "utf8":
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
-    case "utf8-bom":
-      return Buffer.from(bytes.buffer, bytes.byteOffset + 3, bytes.byteLength - 3).toString("utf8")
-    case "utf16le":
-      return utf16le.decode(bytes.subarray(2))
-    case "utf16be":
-      return utf16be.decode(bytes.subarray(2))
-  }
 }
 
 /**

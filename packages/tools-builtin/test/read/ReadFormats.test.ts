@@ -49,6 +49,14 @@ describe("Read: encodings", () => {
       }
     }))
 
+  it.scopedLive("bytes that are not UTF-8 read as Latin-1, as Edit decodes them", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "legacy.txt": Buffer.from("caf\xe9 cr\xe8me\n", "latin1") })
+      const call = yield* read({ file_path: path.join(dir, "legacy.txt") }, dir)
+      assert.strictEqual(call.text, "1\tcafé crème")
+    }))
+
   it.scopedLive("a file holding only a BOM is empty", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

@@ -5,7 +5,8 @@ import { Effect } from "effect"
 import { hashContent } from "../../src/internal/fileState.js"
 import { readLineRange } from "../../src/read/lineStream.js"
 import { ReadTool, STREAM_ABOVE_BYTES } from "../../src/read/ReadTool.js"
-import { decode, detectEncoding, splitLines } from "../../src/read/textDecoding.js"
+import { decode } from "../../src/internal/encoding.js"
+import { splitLines } from "../../src/read/textDecoding.js"
 import { callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
 
 const utf16 = (text: string, endian: "le" | "be"): Buffer => {
@@ -30,7 +31,7 @@ describe("Read: streamed ranges of huge files", () => {
       }
       writeFiles(dir, texts)
       for (const [name, bytes] of Object.entries(texts)) {
-        const whole = splitLines(decode(bytes, detectEncoding(bytes))).map((line) => line.slice(0, 2000))
+        const whole = splitLines(decode(bytes).text).map((line) => line.slice(0, 2000))
         for (const [first, count] of [[1, 100], [2, 1], [3, 5], [9, 2]]) {
           const streamed = yield* readLineRange(path.join(dir, name), first, count, 2000)
           assert.deepStrictEqual(streamed.lines, whole.slice(first - 1, first - 1 + count), `${name} ${first}+${count}`)
