@@ -402,6 +402,37 @@ describe("PermissionPolicy.layer in the pipeline", () => {
       assert.strictEqual(asked, 2)
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.scopedLive("allow always is written to .toolwright/settings.local.json by the persistent layer", () =>
+    Effect.gen(function*() {
+      const project = fs.mkdtempSync(path.join(os.tmpdir(), "tw-always-"))
+      fs.mkdirSync(path.join(project, ".toolwright"))
+      fs.writeFileSync(path.join(project, ".toolwright", "settings.local.json"), JSON.stringify({ env: { A: "1" } }))
+      const prompter = PermissionPrompter.layerCallback(() =>
+        Effect.succeed({ behavior: "allow" as const, rules: ["Bash(make:*)"] })
+      )
+      const runtime = ToolRuntime.layer.pipe(
+        Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, PermissionPolicy.layerPersistent, prompter)),
+        Layer.provide(ToolRegistry.layerTools(tools)),
+        Layer.provide(NodeContext.layer)
+      )
+      const context = ToolUseContext.make({ cwd: project })
+      yield* Effect.flatMap(ToolRuntime.ToolRuntime, (rt) =>
+        rt.runToolUse({ type: "tool_use", id: "t", name: "Bash", input: { command: "make all" } }, context).pipe(
+          Stream.runDrain
+        )).pipe(Effect.provide(runtime))
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(path.join(project, ".toolwright", "settings.local.json"), "utf8")), {
+        env: { A: "1" },
+        permissions: { allow: ["Bash(make:*)"] }
+      })
+    }))
+
+  it.effect("a blanket deny removes the tool from the runtime's pool", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ToolRuntime.ToolRuntime
+      const pool = runtime.pool(contextFor({ deny: ["Bash", "mcp__github", "Read(./secrets/**)"] }))
+      assert.deepStrictEqual(pool.map((tool) => tool.name), ["Agent", "Grep", "Read", "WebFetch", "Write"])
+    }).pipe(Effect.provide(ToolRuntime.layerDefault.pipe(Layer.provide(ToolRegistry.layerTools(tools))))))
+
   it.effect("the default runtime denies with the rule's text", () =>
     Effect.gen(function*() {
       const runtime = ToolRuntime.layerDefault.pipe(Layer.provide(ToolRegistry.layerTools(tools)))
