@@ -20,4 +20,14 @@ export const permissionMode = Options.choice("permission-mode", Permission.Permi
   Options.optional
 )
 
+export const allow = Options.text("allow").pipe(
+  Options.withDescription("A permission rule to allow, as in settings (repeatable): --allow 'Bash(npm test)'"),
+  Options.repeated
+)
+
+export const deny = Options.text("deny").pipe(
+  Options.withDescription("A permission rule to deny, as in settings (repeatable): --deny 'Bash(rm *)'"),
+  Options.repeated
+)
+
 export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON instead of text"))

@@ -29,6 +29,9 @@ export interface CommonOptions {
   readonly cwd: Option.Option<string>
   readonly settings: Option.Option<string>
   readonly permissionMode: Option.Option<Permission.PermissionMode>
+  /** `--allow` / `--deny` rules, the highest settings source after `--settings`. */
+  readonly allow?: ReadonlyArray<string>
+  readonly deny?: ReadonlyArray<string>
 }
 
 export interface Session {
@@ -53,7 +56,9 @@ export const makeSession = (
       cwd,
       home,
       settingsFile: Option.getOrUndefined(options.settings),
-      permissionMode: Option.getOrUndefined(options.permissionMode)
+      permissionMode: Option.getOrUndefined(options.permissionMode),
+      allow: options.allow ?? [],
+      deny: options.deny ?? []
     })
     return {
       settings,

@@ -1,7 +1,7 @@
 /**
  * Finds and loads the settings of a CLI session, lowest to highest: `~/.toolwright/settings.json`,
  * `<cwd>/.toolwright/settings.json`, `<cwd>/.toolwright/settings.local.json`, `--settings FILE`, then the
- * flags. A missing file is skipped; an unreadable or invalid one stops the CLI with a usage error naming
+ * flags (`--allow`, `--deny`, `--permission-mode`). A missing file is skipped; an unreadable or invalid one stops the CLI with a usage error naming
  * the file and the field, rather than running with a policy the user did not write.
  */
 import { FileSystem } from "@effect/platform"
@@ -16,6 +16,9 @@ export interface LoadOptions {
   readonly home: string
   readonly settingsFile?: string | undefined
   readonly permissionMode?: Permission.PermissionMode | undefined
+  /** `--allow` / `--deny` rules from the command line. */
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly deny?: ReadonlyArray<string> | undefined
 }
 
 /** One place settings may come from, and the directory its `/path` rules are relative to. */
@@ -71,6 +74,13 @@ export const load = (options: LoadOptions): Effect.Effect<Settings.Resolved, Usa
       }
       sources.push({ name: candidate.file, settings: decoded.right, root: candidate.root })
     }
+    const allow = options.allow ?? []
+    const deny = options.deny ?? []
+    if (allow.length > 0 || deny.length > 0) {
+      const decoded = Settings.decode("the --allow/--deny flags", { permissions: { allow, deny } })
+      if (Either.isLeft(decoded)) return yield* new UsageError({ message: decoded.left.message })
+      sources.push({ name: "--allow/--deny", settings: decoded.right, root: options.cwd })
+    }
     const resolved = Settings.merge(sources, {
       cwd: options.cwd,
       homeDir: options.home,
@@ -82,8 +92,8 @@ export const load = (options: LoadOptions): Effect.Effect<Settings.Resolved, Usa
     )
     if (resolved.permissionContext.mode === "bypassPermissions" && forbidding !== undefined) {
       return yield* new UsageError({
-        message: `bypassPermissions mode is disabled by permissions.disableBypassPermissionsMode in ${forbidding.name}. ` +
-          "Choose another --permission-mode or defaultMode."
+        message: "bypassPermissions mode is disabled by permissions.disableBypassPermissionsMode in " +
+          `${forbidding.name}. Choose another --permission-mode or defaultMode.`
       })
     }
     return resolved

@@ -132,6 +132,17 @@ describe("toolwright permissions explain", () => {
       assert.strictEqual(json.reason, `ask rule Bash(git commit *) (from ${path.join(project, ".toolwright", "settings.local.json")})`)
     }))
 
+  it.live("--allow and --deny are the highest source", () =>
+    Effect.gen(function*() {
+      const allowed = yield* cli("permissions", "explain", "--cwd", project, "--allow", "Bash(make:*)", "Bash", "{\"command\":\"make all\"}")
+      assert.include(allowed.stdout, "Decided by: allow rule Bash(make:*) (from --allow/--deny)")
+      const denied = yield* cli("permissions", "explain", "--cwd", project, "--deny", "Bash(git status)", "Bash", "{\"command\":\"git status\"}")
+      assert.include(denied.stdout, "Decided by: deny rule Bash(git status) (from --allow/--deny)")
+      const bad = yield* cli("permissions", "explain", "--cwd", project, "--deny", "Bash(git", "Bash", "{}")
+      assert.strictEqual(bad.code, 2)
+      assert.include(bad.stderr, "Invalid settings in the --allow/--deny flags at permissions.deny[0]")
+    }))
+
   it.live("invalid settings: run and explain refuse to start with exit 2 and the file/field message", () =>
     Effect.gen(function*() {
       const bad = path.join(root, "mode.json")

@@ -18,7 +18,9 @@ export const explain = Command.make(
     json: CliOptions.json,
     cwd: CliOptions.cwd,
     settings: CliOptions.settings,
-    permissionMode: CliOptions.permissionMode
+    permissionMode: CliOptions.permissionMode,
+    allow: CliOptions.allow,
+    deny: CliOptions.deny
   },
   (options) =>
     Effect.gen(function*() {

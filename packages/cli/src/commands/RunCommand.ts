@@ -64,7 +64,9 @@ export const command = Command.make(
     json: CliOptions.json,
     cwd: CliOptions.cwd,
     settings: CliOptions.settings,
-    permissionMode: CliOptions.permissionMode
+    permissionMode: CliOptions.permissionMode,
+    allow: CliOptions.allow,
+    deny: CliOptions.deny
   },
   (options) =>
     Effect.gen(function*() {
