@@ -1,8 +1,9 @@
 /**
  * Finds and loads the settings of a CLI session, lowest to highest: `~/.toolwright/settings.json`,
  * `<cwd>/.toolwright/settings.json`, `<cwd>/.toolwright/settings.local.json`, `--settings FILE`, then the
- * flags (`--allow`, `--deny`, `--permission-mode`). A missing file is skipped; an unreadable or invalid one stops the CLI with a usage error naming
- * the file and the field, rather than running with a policy the user did not write.
+ * flags (`--allow`, `--deny`, `--permission-mode`). A missing file is skipped; an unreadable or invalid one
+ * stops the CLI with a usage error naming the file and the field, rather than running with a policy the
+ * user did not write.
  */
 import { FileSystem } from "@effect/platform"
 import type { Permission } from "@toolwright/core"
