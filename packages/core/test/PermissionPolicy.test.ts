@@ -269,8 +269,14 @@ describe("PermissionPolicy.layer: other rule kinds", () => {
   it.effect("WebFetch domains", () =>
     Effect.gen(function*() {
       assert.strictEqual(yield* behavior({ deny: ["WebFetch(domain:*.evil.com)"] }, "WebFetch", { url: "https://a.EVIL.com/x" }), "deny")
-      assert.strictEqual(yield* behavior({ deny: ["WebFetch(domain:*.evil.com)"] }, "WebFetch", { url: "https://evil.com/x" }), "allow")
+      assert.strictEqual(yield* behavior({ deny: ["WebFetch(domain:*.evil.com)"] }, "WebFetch", { url: "https://evil.com/x" }), "ask")
       assert.strictEqual(yield* behavior({ ask: ["WebFetch(domain:example.com)"] }, "WebFetch", { url: "https://example.com/" }), "ask")
+      // Read-only, yet a fetch asks until a rule allows its domain.
+      assert.strictEqual(yield* behavior({}, "WebFetch", { url: "https://example.com/" }), "ask")
+      assert.strictEqual(yield* behavior({ allow: ["WebFetch(domain:*.example.com)"] }, "WebFetch", { url: "https://a.example.com/" }), "allow")
+      const asked = yield* decide({}, "WebFetch", { url: "https://docs.example.com/x" })
+      assert(asked.behavior === "ask")
+      assert.deepStrictEqual(asked.suggestions, ["WebFetch(domain:docs.example.com)"])
     }))
 
   it.effect("MCP server and tool rules, and blanket denies leave the pool", () =>

@@ -568,7 +568,9 @@ export const make = (options: Options) => {
           return { behavior: "allow", input, reason: "mode acceptEdits (inside the working directories)" }
         }
       }
-      if (readOnly && subjects.opaque === undefined && outside === undefined) {
+      // Reading the network is not reading the project: a fetch needs an allow rule even when read-only.
+      const network = subjects.specifiers.some((specifier) => specifier.startsWith("domain:"))
+      if (readOnly && subjects.opaque === undefined && outside === undefined && !network) {
         return { behavior: "allow", input, reason: "read-only tool" }
       }
       const suggestions = suggestionsFor(tool, subjects, paths, context.cwd, allowed.missing)
