@@ -451,32 +451,43 @@ export const make = (options: Options) =>
             ...(progress.message !== undefined ? { message: progress.message } : {})
           })))
         }
-        const idleTimeout = Effect.gen(function*() {
-          for (;;) {
-            const remaining = lastActivity + toolTimeoutMs - Date.now()
-            if (remaining <= 0) {
-              return yield* Effect.fail({ error: new McpError(ErrorCode.RequestTimeout, "Request timed out"), client: undefined })
+        // The call's limit, reset by each progress notification. A plain timer rather than a racing fiber:
+        // it is on every call's path, and a fiber to fork and interrupt costs more than the call itself.
+        const callWithIdleTimeout = (client: Client, signal: AbortSignal) =>
+          new Promise<Awaited<ReturnType<Client["callTool"]>>>((resolve, reject) => {
+            // One controller for both the caller's interruption and the timeout (cheaper than AbortSignal.any).
+            const cancel = new AbortController()
+            const onAbort = () => cancel.abort(signal.reason)
+            signal.addEventListener("abort", onAbort, { once: true })
+            let timer: ReturnType<typeof setTimeout> | undefined
+            const check = () => {
+              const remaining = lastActivity + toolTimeoutMs - Date.now()
+              if (remaining > 0) {
+                timer = setTimeout(check, Math.min(remaining, MAX_TIMER_MS))
+                return
+              }
+              reject(new McpError(ErrorCode.RequestTimeout, "Request timed out"))
+              // Tells the server to stop (notifications/cancelled).
+              cancel.abort()
             }
-            yield* Effect.sleep(Duration.millis(remaining))
-          }
-        })
+            timer = setTimeout(check, Math.min(toolTimeoutMs, MAX_TIMER_MS))
+            client.callTool({ name: mcpToolName, arguments: args, _meta: { progressToken } }, undefined, {
+              signal: cancel.signal,
+              timeout: MAX_TIMER_MS
+            }).then(resolve, reject).finally(() => {
+              clearTimeout(timer)
+              signal.removeEventListener("abort", onAbort)
+            })
+          })
         const attempt = Effect.gen(function*() {
           const client = connection.client
           if (connection.state !== "connected" || client === undefined) return yield* notConnected(connection, toolName)
           lastActivity = Date.now()
           connection.progress.set(progressToken, onProgress)
           return yield* Effect.tryPromise({
-            try: (signal) =>
-              client.callTool({ name: mcpToolName, arguments: args, _meta: { progressToken } }, undefined, {
-                signal,
-                // The idle timeout below is the call's limit; the SDK's own would not be reset by progress.
-                timeout: MAX_TIMER_MS
-              }),
+            try: (signal) => callWithIdleTimeout(client, signal),
             catch: (error): { error: unknown; client: Client | undefined } => ({ error, client })
-          }).pipe(
-            Effect.raceFirst(idleTimeout),
-            Effect.ensuring(Effect.sync(() => connection.progress.delete(progressToken)))
-          )
+          }).pipe(Effect.ensuring(Effect.sync(() => connection.progress.delete(progressToken))))
         }).pipe(
           Effect.ensuring(Effect.suspend(() => (reports.length === 0 ? Effect.void : Fiber.joinAll(reports))))
         )
