@@ -7,7 +7,7 @@
 import * as path from "node:path"
 import { Permission, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
-import { Config, ConfigError, Data, Effect, Schema } from "effect"
+import { Config, ConfigError, Data, Effect, Either, Schema } from "effect"
 import { realPath, resolvePath } from "../internal/paths.js"
 import * as CommandSemantics from "./commandSemantics.js"
 import * as Prompt from "./prompt.js"
@@ -89,12 +89,25 @@ export const limits = Config.all({
 
 const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message }))
 
-/** The limits, or a ToolError naming the environment variable that is wrong. */
-export const loadLimits = limits.pipe(
-  Effect.catchAll((error: ConfigError.ConfigError) =>
-    fail(`Bash is misconfigured: ${String(error)}. Fix the environment variable or unset it to use the default.`)
-  )
-)
+type Limits = Config.Config.Success<typeof limits>
+
+const LIMIT_VARIABLES = ["BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "BASH_MAX_OUTPUT_LENGTH"] as const
+let decoded: { readonly key: string; readonly limits: Either.Either<Limits, ConfigError.ConfigError> } | undefined
+
+/**
+ * The limits from the process environment, or a ToolError naming the variable that is wrong. Decoding a
+ * Config costs more than the rest of a call's bookkeeping, so it is redone only when the variables change.
+ */
+export const loadLimits: Effect.Effect<Limits, ToolErrors.ToolError> = Effect.suspend(() => {
+  const key = LIMIT_VARIABLES.map((name) => process.env[name] ?? "").join("\u0000")
+  if (decoded?.key !== key) decoded = { key, limits: Effect.runSync(Effect.either(limits)) }
+  const current = decoded.limits
+  return Either.isRight(current)
+    ? Effect.succeed(current.right)
+    : fail(
+      `Bash is misconfigured: ${String(current.left)}. Fix the environment variable or unset it to use the default.`
+    )
+})
 
 /** The limits as the environment had them when the module loaded, for the prompt. */
 const promptLimits = Effect.runSync(Effect.orElseSucceed(limits, () => ({
@@ -164,8 +177,11 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
             })))
       }
       : undefined
+    const analysis = CommandSemantics.analyze(input.command)
     const result = yield* ShellProcess.run({
       command: input.command,
+      // Only a `cd` (or something the analysis cannot see into) moves the shell: record the cwd then.
+      trackCwd: analysis.opaque !== undefined || analysis.changesDirectory,
       detach,
       wrap: sandboxWrap(sandbox, cwd),
       cwd,

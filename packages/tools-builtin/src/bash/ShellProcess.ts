@@ -26,6 +26,9 @@ const WRAPPER = [
   "eval \"$__toolwright_command\""
 ].join("\n")
 
+/** The script for a command that cannot move the shell: no directory to record, no file to write. */
+const WRAPPER_NO_CWD = "exec 2>&1\n__toolwright_command=$1\nset --\neval \"$__toolwright_command\""
+
 /** Where shells leave their final cwd: one directory, so a sandbox can make exactly it writable. */
 export const shellStateDir = (): string => path.join(os.tmpdir(), `toolwright-shell-${process.getuid?.() ?? 0}`)
 
@@ -102,6 +105,11 @@ export interface SpawnOptions<E = never> {
   readonly graceMs: number
   /** Turns the bash command line into the one to run (the sandbox); the line itself when absent. */
   readonly wrap?: ((script: string) => Effect.Effect<string, E>) | undefined
+  /**
+   * Whether to record the shell's final directory (default true). A caller that knows the command has no
+   * `cd` (and nothing opaque that could hide one) skips it: a file less to write, read and remove per call.
+   */
+  readonly trackCwd?: boolean | undefined
 }
 
 /** How the leader ended. */
@@ -137,10 +145,13 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly messag
  */
 export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellProcess, SpawnError | E, Scope.Scope> =>
   Effect.gen(function*() {
+    const trackCwd = options.trackCwd ?? true
     const stateDir = shellStateDir()
-    yield* Effect.sync(() => fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 }))
-    const cwdFile = path.join(stateDir, `cwd-${process.pid}-${crypto.randomUUID()}`)
-    const script = ["bash", "-c", WRAPPER, "toolwright", options.command, cwdFile]
+    const cwdFile = trackCwd ? path.join(stateDir, `cwd-${process.pid}-${crypto.randomUUID()}`) : undefined
+    if (cwdFile !== undefined) yield* Effect.sync(() => fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 }))
+    const script = cwdFile === undefined
+      ? ["bash", "-c", WRAPPER_NO_CWD, "toolwright", options.command]
+      : ["bash", "-c", WRAPPER, "toolwright", options.command, cwdFile]
     const args = options.wrap === undefined ? script.slice(1) : ["-c", yield* options.wrap(script.map(quote).join(" "))]
     const child = yield* Effect.acquireRelease(
       Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
@@ -170,7 +181,7 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
         Effect.gen(function*() {
           if (proc.pid !== undefined) yield* killGroup(proc.pid, options.graceMs)
           proc.stdout?.destroy()
-          yield* Effect.sync(() => fs.rmSync(cwdFile, { force: true }))
+          if (cwdFile !== undefined) yield* Effect.sync(() => fs.rmSync(cwdFile, { force: true }))
         })
     )
     const pid = child.pid ?? 0
@@ -185,6 +196,7 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
       Effect.tap(() => killGroup(pid, options.graceMs))
     )
     const finalCwd = Effect.sync(() => {
+      if (cwdFile === undefined) return undefined
       try {
         const text = fs.readFileSync(cwdFile, "utf8").trim()
         return text === "" ? undefined : text
@@ -204,6 +216,7 @@ export interface Progress {
 
 export interface RunOptions<E = never> {
   readonly command: string
+  readonly trackCwd?: boolean | undefined
   readonly wrap?: ((script: string) => Effect.Effect<string, E>) | undefined
   readonly cwd: string
   readonly env: Readonly<Record<string, string | undefined>>

@@ -142,6 +142,8 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
             env: options.env,
             graceMs: options.graceMs,
             wrap: options.wrap,
+            // A background task never moves the session's shell.
+            trackCwd: false,
             output: { _tag: "File", fd }
           }).pipe(Scope.extend(scope)),
         // The child has its own copy of the descriptor; ours would only keep the file open.
