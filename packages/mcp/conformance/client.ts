@@ -27,7 +27,7 @@ const arguments_: Record<string, Record<string, unknown>> = { add_numbers: { a: 
 const program = Effect.gen(function*() {
   if (scenario.startsWith("auth/") && oauth === undefined) {
     const server = servers.servers[0]
-    if (server !== undefined && server.config.type !== "stdio") {
+    if (server !== undefined && (server.config.type === "http" || server.config.type === "sse")) {
       yield* McpOAuth.login({
         serverName: "server",
         config: server.config,

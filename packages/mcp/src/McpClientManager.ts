@@ -76,6 +76,8 @@ export class McpClientManager extends Context.Tag("@toolwright/mcp/McpClientMana
 
 export interface Options {
   readonly servers: ParsedServers
+  /** In-process servers (`McpServerType` "sdk"), added after the configured ones. */
+  readonly sdkServers?: ReadonlyArray<{ readonly name: string; readonly transport: () => Transport }>
   /** The project directory: stdio servers start here unless their entry says `cwd`. */
   readonly cwd: string
   /** Where stdio servers' stderr is logged (`<logDir>/<server>.log`). */
@@ -190,7 +192,12 @@ export const make = (options: Options) =>
     let cachedVersion = -1
     let cachedTools: ReadonlyArray<ToolEntry> = []
 
-    const connections: Array<Connection> = options.servers.servers.map((entry) => ({
+    const sdkEntries: ReadonlyArray<ServerEntry> = (options.sdkServers ?? []).map((server) => ({
+      name: server.name,
+      source: "sdk",
+      config: { type: "sdk", transport: server.transport }
+    }))
+    const connections: Array<Connection> = [...options.servers.servers, ...sdkEntries].map((entry) => ({
       entry,
       state: "pending",
       error: undefined,
@@ -271,6 +278,8 @@ export const make = (options: Options) =>
           }
         case "ws":
           return { transport: new WebSocketClientTransport(new URL(config.url), config.headers), logFd: undefined, offset: 0 }
+        case "sdk":
+          return { transport: config.transport(), logFd: undefined, offset: 0 }
       }
     }
 

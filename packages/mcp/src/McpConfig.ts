@@ -3,6 +3,7 @@
  * with errors that name the server and the field, `${VAR}` / `${VAR:-default}` expansion, and editing a
  * `.mcp.json` atomically without losing what else it holds.
  */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -35,7 +36,17 @@ export interface RemoteServerConfig {
   readonly oauth?: OAuthConfig | undefined
 }
 
-export type ServerConfig = StdioServerConfig | RemoteServerConfig
+/**
+ * A server an embedder runs in its own process (e.g. an SDK `McpServer` over an in-memory transport):
+ * never read from a file, handed to `McpClientManager` in code.
+ */
+export interface SdkServerConfig {
+  readonly type: "sdk"
+  /** A fresh transport to the server, called on every (re)connect. */
+  readonly transport: () => Transport
+}
+
+export type ServerConfig = StdioServerConfig | RemoteServerConfig | SdkServerConfig
 
 /** One configured server, with the file it came from so messages can point at it. */
 export interface ServerEntry {

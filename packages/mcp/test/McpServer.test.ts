@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { McpServer } from "../src/index.js"
+import { McpClientManager, McpServer } from "../src/index.js"
 
 let interrupted = 0
 const started = Effect.runSync(Deferred.make<void>())
@@ -204,5 +204,34 @@ describe("McpServer", () => {
         403
       )
       assert.strictEqual(yield* status({ host: `localhost:${listening}`, "mcp-session-id": "stale" }), 404)
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("an in-process (sdk) server is consumed by McpClientManager like any other", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ToolRuntime.ToolRuntime
+      const bridge = yield* McpServer.McpServeBridge
+      const effectRuntime = yield* Effect.runtime<never>()
+      const manager = yield* McpClientManager.make({
+        servers: { servers: [], errors: [] },
+        cwd: dir,
+        sdkServers: [{
+          name: "inproc",
+          transport: () => {
+            const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+            void McpServer.makeServer(runtime, bridge, context, effectRuntime, { name: "inproc", version: "1" })
+              .connect(serverSide)
+            return clientSide
+          }
+        }]
+      })
+      const [status] = manager.servers()
+      assert.strictEqual(status.type, "sdk")
+      assert.strictEqual(status.state, "connected")
+      const greetTool = manager.tools().find((tool) => tool.name === "mcp__inproc__Greet")!
+      assert.isTrue(greetTool.isReadOnly({}))
+      const output = yield* greetTool.call({ name: "loop" }, context).pipe(
+        Effect.provideService(ToolProgress.ToolProgress, { report: () => Effect.void })
+      )
+      assert.strictEqual(output, "Hello, loop!")
     }).pipe(Effect.provide(runtimeLayer)))
 })

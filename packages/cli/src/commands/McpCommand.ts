@@ -17,6 +17,7 @@ const projectDir = (cwd: Option.Option<string>) => path.resolve(Option.getOrElse
 const describeConfig = (config: McpConfig.ServerConfig | undefined): string => {
   if (config === undefined) return ""
   if (config.type === "stdio") return [config.command, ...config.args].join(" ")
+  if (config.type === "sdk") return "(in-process)"
   return config.url
 }
 
@@ -89,7 +90,7 @@ export const get = Command.make(
             `  Args: ${server.config.args.join(" ")}`,
             ...(Object.keys(server.config.env).length > 0 ? [`  Env: ${Object.keys(server.config.env).join(", ")}`] : [])
           ]
-          : server.config !== undefined
+          : server.config !== undefined && server.config.type !== "sdk"
           ? [`  URL: ${server.config.url}`, ...Object.keys(server.config.headers).map((key) => `  Header: ${key}`)]
           : []),
         `  State: ${server.state}${server.error === undefined ? "" : ` (${server.error})`}`,
