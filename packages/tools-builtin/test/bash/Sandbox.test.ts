@@ -1,7 +1,7 @@
 import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import * as Sandbox from "../../src/bash/Sandbox.js"
 import { call, runtimeLayer, session, tempDir } from "./support.js"
@@ -17,7 +17,7 @@ const secret = path.join(fixed, "secret.txt")
 const writable = path.join(fixed, "writable")
 fs.mkdirSync(writable)
 fs.writeFileSync(secret, "top secret\n")
-process.on("exit", () => fs.rmSync(fixed, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(fixed, { recursive: true, force: true }))
 
 const sandboxed = runtimeLayer({
   sandbox: {
