@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
+import { NodeContext } from "@effect/platform-node"
+import { Message, ToolRegistry, ToolResultStorage, ToolRuntime, ToolUseContext } from "@toolwright/core"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -154,6 +155,32 @@ describe("McpClientManager configuration", () => {
       assert.include(status.error ?? "", "its stderr ended with:\ncannot open database")
       assert.strictEqual(status.logFile, path.join(dir, "logs", "noisy.log"))
       assert.include(fs.readFileSync(status.logFile!, "utf8"), "cannot open database")
+    }).pipe(Effect.provide(layer))
+  })
+})
+
+describe("McpClientManager results through the result store", () => {
+  it.scopedLive("a large MCP result is persisted to the session's tool-results with a preview", () => {
+    const { context, dir } = setup({})
+    const manager = McpClientManager.layer({
+      servers: McpConfig.parseServers({ scripted: { command: process.execPath, args: [scripted] } }, "test.mcp.json"),
+      cwd: dir,
+      logDir: path.join(dir, "logs")
+    })
+    const layer = ToolRuntime.layer.pipe(
+      Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, ToolResultStorage.layerFileSystem())),
+      Layer.provide(NodeContext.layer),
+      Layer.provideMerge(McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))),
+      Layer.provideMerge(manager)
+    )
+    return Effect.gen(function*() {
+      const { result } = yield* call(context, "mcp__scripted__big", { lines: 3_000 }, "toolu_big")
+      const text = Message.contentText(result.content)
+      const file = path.join(context.projectDir, "s1", "tool-results", "toolu_big.txt")
+      assert.isTrue(text.startsWith("<persisted-output>"), text.slice(0, 200))
+      assert.include(text, file)
+      assert.include(text, "line 1 of a large MCP result")
+      assert.strictEqual(fs.readFileSync(file, "utf8").split("\n").length, 3_000)
     }).pipe(Effect.provide(layer))
   })
 })
