@@ -68,7 +68,8 @@ export const makeSession = (
         ...(sessionId !== undefined ? { sessionId } : {}),
         permissionContext: settings.permissionContext,
         env: settings.env,
-        commandHooks: settings.hooks
+        commandHooks: settings.hooks,
+        ...(settings.toolResultThresholds !== undefined ? { toolResultThresholds: settings.toolResultThresholds } : {})
       })
     }
   })
@@ -82,6 +83,14 @@ export const settingsStages: Layer.Layer<PermissionPolicy.PermissionPolicy | Too
   CommandHooks.layerFromContext
 ).pipe(Layer.provide(NodeContext.layer))
 
+/**
+ * The default stages with big results persisted under `~/.toolwright/projects/<cwd>/<session>/tool-results/`
+ * (per-tool thresholds from settings ride on each session's context).
+ */
+export const resultStages: Layer.Layer<
+  Layer.Layer.Success<ReturnType<typeof ToolRuntime.defaultStagesFileSystem>>
+> = ToolRuntime.defaultStagesFileSystem().pipe(Layer.provide(NodeContext.layer))
+
 /** The registry of every tool the CLI offers. */
 export const registryLayer = ToolRegistry.layer([BuiltinTools.plugin]).pipe(Layer.provide(NodeContext.layer))
 
@@ -92,7 +101,7 @@ export const withPermissionRequestHooks = <E, R>(prompter: Layer.Layer<Permissio
 /** The runtime over the CLI's registry: settings-driven stages, the terminal prompt when interactive. */
 export const runtimeLayer = ToolRuntime.layer.pipe(
   Layer.provide(
-    Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
+    Layer.mergeAll(resultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
   ),
   Layer.provideMerge(registryLayer)
 )
@@ -141,7 +150,7 @@ export const runtimeLayerFor = (
   ToolRuntime.layer.pipe(
     // As `runtimeLayer`: an interactive `run` of an MCP tool asks in the terminal like any other tool.
     Layer.provide(
-      Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
+      Layer.mergeAll(resultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
     ),
     Layer.provideMerge(registryLayerFor(options))
   )
@@ -158,7 +167,7 @@ export const runtimeLayerWith = <E, R>(
   ToolRuntime.layer.pipe(
     Layer.provide(
       Layer.mergeAll(
-        ToolRuntime.defaultStages,
+        resultStages,
         settingsStages,
         withPermissionRequestHooks(prompter),
         ToolExecutor.layerConfig

@@ -1,14 +1,14 @@
 // `toolwright run` and `toolwright tools` end to end: the bundled binary on real files.
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 const bin = join(import.meta.dirname, "..", "dist", "toolwright.mjs")
 
-const toolwright = (args: ReadonlyArray<string>, options: { cwd?: string; input?: string } = {}) => {
-  const home = mkdtempSync(join(tmpdir(), "tw-home-"))
+const toolwright = (args: ReadonlyArray<string>, options: { cwd?: string; input?: string; home?: string } = {}) => {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "tw-home-"))
   try {
     const result = spawnSync(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? process.cwd(),
@@ -18,7 +18,7 @@ const toolwright = (args: ReadonlyArray<string>, options: { cwd?: string; input?
     })
     return { code: result.status, stdout: result.stdout, stderr: result.stderr }
   } finally {
-    rmSync(home, { recursive: true, force: true })
+    if (options.home === undefined) rmSync(home, { recursive: true, force: true })
   }
 }
 
@@ -101,6 +101,38 @@ describe("toolwright run", () => {
       assert.strictEqual(result.code, 1)
       assert.match(result.stdout, /^Permission to use Write was not granted: /)
       assert.match(result.stdout, /No one can answer a permission prompt here/)
+    }))
+})
+
+describe("toolwright run: big results", () => {
+  it("persists a result over the tool's threshold from settings and gives the model a preview", () =>
+    withDir((dir) => {
+      const home = join(dir, "home")
+      mkdirSync(join(dir, ".toolwright"), { recursive: true })
+      writeFileSync(join(dir, ".toolwright", "settings.json"), JSON.stringify({ toolResultThresholds: { Bash: 1000 } }))
+      const result = toolwright(
+        ["run", "Bash", "--json", "--cwd", dir, "--permission-mode", "bypassPermissions", "--input", `{"command":"seq 1 2000"}`],
+        { home }
+      )
+      assert.strictEqual(result.code, 0, result.stderr)
+      const content: string = JSON.parse(result.stdout).content
+      const saved = /^<persisted-output>\nOutput too large \(8\.7KB\)\. Full output saved to: (\S+)\n\nPreview \(first 2KB\):\n1\n2\n/.exec(content)
+      assert.isNotNull(saved, content)
+      const file = saved![1]
+      assert.isTrue(file.startsWith(join(home, ".toolwright", "projects") + "/"), file)
+      assert.isTrue(file.endsWith(".txt"))
+      assert.strictEqual(readFileSync(file, "utf8").split("\n").length, 2000)
+      assert.isTrue(content.endsWith("\n...\n</persisted-output>"))
+    }))
+
+  it("refuses to start on an invalid threshold, naming the file and the field", () =>
+    withDir((dir) => {
+      mkdirSync(join(dir, ".toolwright"), { recursive: true })
+      writeFileSync(join(dir, ".toolwright", "settings.json"), JSON.stringify({ toolResultThresholds: { Bash: -5 } }))
+      const result = toolwright(["run", "Read", "--cwd", dir, "--input", `{"file_path":"x"}`])
+      assert.strictEqual(result.code, 2)
+      assert.include(result.stderr, join(dir, ".toolwright", "settings.json"))
+      assert.include(result.stderr, "toolResultThresholds")
     }))
 })
 

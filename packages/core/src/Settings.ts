@@ -66,10 +66,19 @@ export const Env = Schema.Record({ key: Schema.String, value: Schema.String }).a
   message: () => "expected an object of string values, e.g. {\"NODE_ENV\": \"test\"}"
 })
 
+/** Per-tool persistence thresholds in characters: `{ "Bash": 80000 }`. */
+export const ToolResultThresholds = Schema.Record({
+  key: Schema.String,
+  value: Schema.Number.pipe(Schema.positive())
+}).annotations({
+  message: () => "expected an object of positive character counts per tool, e.g. {\"Bash\": 80000}"
+})
+
 export const Settings = Schema.Struct({
   permissions: Schema.optional(Permissions),
   hooks: Schema.optional(Hooks),
-  env: Schema.optional(Env)
+  env: Schema.optional(Env),
+  toolResultThresholds: Schema.optional(ToolResultThresholds)
 }, Extra)
 export type Settings = typeof Settings.Type
 
@@ -198,6 +207,8 @@ export interface Resolved {
   readonly hooks: ReadonlyArray<CommandHook>
   /** Environment variables for the processes tools start (Bash) and for hooks; later sources win. */
   readonly env: Readonly<Record<string, string>>
+  /** Per-tool persistence thresholds; later sources win per tool. */
+  readonly toolResultThresholds?: Readonly<Record<string, number>>
   /** Every top-level key, later sources winning, as Claude Code files carry many toolwright ignores. */
   readonly merged: Readonly<Record<string, unknown>>
   readonly sources: ReadonlyArray<string>
@@ -220,6 +231,7 @@ export const merge = (
   const directories: Array<string> = []
   const hooks: Array<CommandHook> = []
   let env: Record<string, string> = {}
+  let toolResultThresholds: Record<string, number> = {}
   let merged: Record<string, unknown> = {}
   let mode: PermissionMode = "default"
   const expand = (dir: string) =>
@@ -252,6 +264,7 @@ export const merge = (
       }
     }
     env = { ...env, ...source.settings.env }
+    toolResultThresholds = { ...toolResultThresholds, ...source.settings.toolResultThresholds }
     merged = { ...merged, ...source.settings }
   }
   return {
@@ -265,6 +278,7 @@ export const merge = (
     },
     hooks,
     env,
+    toolResultThresholds,
     merged,
     sources: sources.map((source) => source.name)
   }

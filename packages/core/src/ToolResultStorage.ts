@@ -139,7 +139,7 @@ const isPersisted = (content: ToolResultContent): boolean =>
  * as is): results are reused by file name, so two ids sharing a name would show one call the other's output.
  * Anthropic's ids (`toolu_…`) are kept as they are.
  */
-const safeSegment = (value: string): string =>
+export const safeSegment = (value: string): string =>
   value === ""
     ? "%"
     : value.replace(/[^A-Za-z0-9_-]/g, (char) => `%${char.charCodeAt(0).toString(16).padStart(4, "0")}`)
@@ -320,7 +320,7 @@ export const makeStore = (storage: Service, options: Options = {}): StoreService
       maybePersist(
         storage,
         mapOutput(tool, output, context.toolUseId),
-        persistenceThreshold(tool, options.toolResultThresholds),
+        persistenceThreshold(tool, { ...options.toolResultThresholds, ...context.toolResultThresholds }),
         context.toolUseId,
         context
       )

@@ -46,6 +46,8 @@ export interface ToolUseContext {
   readonly env?: Readonly<Record<string, string>>
   /** The command hooks of the session's settings, run by `CommandHooks.layerFromContext`. */
   readonly commandHooks?: ReadonlyArray<CommandHook>
+  /** Settings `toolResultThresholds`: per-tool persistence thresholds over the result store's own. */
+  readonly toolResultThresholds?: Readonly<Record<string, number>>
 }
 
 export interface MakeOptions {
@@ -58,6 +60,7 @@ export interface MakeOptions {
   readonly readFileState?: ReadFileState
   readonly env?: Readonly<Record<string, string>>
   readonly commandHooks?: ReadonlyArray<CommandHook>
+  readonly toolResultThresholds?: Readonly<Record<string, number>>
 }
 
 /** `~/.toolwright/projects/<cwd with every separator and dot replaced by ->`, as Claude Code names them. */
@@ -73,7 +76,8 @@ export const make = (options: MakeOptions): ToolUseContext => ({
   readFileState: options.readFileState ?? new ReadFileState(),
   toolUseId: "",
   ...(options.env !== undefined ? { env: options.env } : {}),
-  ...(options.commandHooks !== undefined ? { commandHooks: options.commandHooks } : {})
+  ...(options.commandHooks !== undefined ? { commandHooks: options.commandHooks } : {}),
+  ...(options.toolResultThresholds !== undefined ? { toolResultThresholds: options.toolResultThresholds } : {})
 })
 
 /** The context for one call of the session. */

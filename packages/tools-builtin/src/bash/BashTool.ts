@@ -5,7 +5,7 @@
  * working directories). Its failure cancels parallel siblings; interrupting it kills the whole group.
  */
 import * as path from "node:path"
-import { Permission, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
+import { Permission, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Config, ConfigError, Data, Effect, Either, Schema } from "effect"
 import { realPath, resolvePath } from "../internal/paths.js"
@@ -136,12 +136,13 @@ export const renderOutput = (output: BashOutput): string => {
   return output.output === "" ? extra : `${output.output}\n${extra}`
 }
 
+// Ids come from the model and the embedder: encoded one-to-one so `../` cannot lead the spool file elsewhere.
 const spoolPathFor = (context: ToolUseContext.ToolUseContext): string =>
   path.join(
     context.projectDir,
-    context.sessionId,
+    ToolResultStorage.safeSegment(context.sessionId),
     "tool-results",
-    `bash-${context.toolUseId === "" ? crypto.randomUUID() : context.toolUseId}.txt`
+    `bash-${ToolResultStorage.safeSegment(context.toolUseId === "" ? crypto.randomUUID() : context.toolUseId)}.txt`
   )
 
 /** The refusal of a sandbox that is enabled but cannot run, carried through the spawn as its own error. */
@@ -185,7 +186,7 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       detach,
       wrap: sandboxWrap(sandbox, cwd),
       cwd,
-      env: shell.env(),
+      env: { ...shell.env(), ...context.env },
       graceMs: shell.killGraceMs,
       timeoutMs,
       maxOutputChars,
@@ -247,7 +248,7 @@ export const runInBackground = (input: BashInput, context: ToolUseContext.ToolUs
       command: input.command,
       description: input.description,
       cwd,
-      env: shell.env(),
+      env: { ...shell.env(), ...context.env },
       graceMs: shell.killGraceMs
     }).pipe(Effect.catchTags({
       TaskStartError: (error) => fail(error.message),
