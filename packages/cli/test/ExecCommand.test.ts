@@ -322,6 +322,31 @@ describe("toolwright exec (in-process)", () => {
       ])
     }))
 
+  it.live("a cascade stays within its assistant message: an earlier message's call goes on, a streamed one is cancelled", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness("bypassPermissions")
+      yield* h.send({ role: "assistant", content: [toolUse("earlier", "Look", "earlier")] })
+      // Lone tool_use lines, as a peer streams them: one message, the next after the complete one above.
+      yield* h.send(toolUse("sh", "Shell", "sh"), toolUse("sib", "Look", "sib"))
+      yield* Effect.sleep("10 millis")
+      yield* h.open("sh")
+      // Its result waits behind the earlier call's, so there is no line to wait for.
+      yield* Effect.sleep("30 millis")
+      // Streamed after the failure into the same message: cancelled as Claude Code cancels it.
+      yield* h.send(toolUse("streamed", "Look", "streamed"))
+      yield* h.open("earlier")
+      yield* h.open("sib")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      const cancelled = "<tool_use_error>Cancelled: parallel tool call Shell errored</tool_use_error>"
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.content]), [
+        ["earlier", "earlier done"],
+        ["sh", "<tool_use_error>sh failed</tool_use_error>"],
+        ["sib", cancelled],
+        ["streamed", cancelled]
+      ])
+    }))
+
   it.effect("the cascade policy comes from the toolErrorCascade setting; a bad value names the key and the files", () =>
     Effect.gen(function*() {
       const resolved = (merged: Record<string, unknown>) => ({

@@ -2,8 +2,9 @@
  * Runs tool calls while the model is still streaming them. Each added call starts as soon as
  * `canExecuteTool` allows (nothing running, or it and every running call are concurrency-safe, within the
  * concurrency limit); the others queue in order. Progress is emitted as it happens, results in call order.
- * A failure of a cascading tool (Bash) cancels its siblings with a result naming it; a user abort (or the
- * executor's scope closing) interrupts `cancel` calls and lets `block` calls finish. Every added call ends
+ * A failure of a cascading tool (Bash) cancels its siblings, the other calls of its assistant message, with a
+ * result naming it; a user abort (or the executor's scope closing) interrupts `cancel` calls and lets `block`
+ * calls finish. Every added call ends
  * with exactly one tool_result, and no call outlives the executor's scope.
  */
 import { Effect, Exit, Fiber, FiberId, Mailbox, Option, Predicate, Runtime, Scope, Stream } from "effect"
@@ -17,12 +18,19 @@ import type { ToolUseContext } from "./ToolUseContext.js"
 
 export interface StreamingToolExecutor {
   /**
-   * Adds a call as the model streams it; it starts now if `canExecuteTool` allows, else it queues. After
-   * `end`, or once the executor's scope has closed, nobody would read its result: it is ignored.
+   * Adds a call of the current assistant message as the model streams it; it starts now if `canExecuteTool`
+   * allows, else it queues. After `end`, or once the executor's scope has closed, nobody would read its
+   * result: it is ignored.
    */
   readonly addTool: (toolUse: ToolUseBlock) => Effect.Effect<void>
-  /** Adds the calls of a whole message, in order. */
+  /** Adds calls of the current assistant message, in order. */
   readonly addTools: (toolUses: ReadonlyArray<ToolUseBlock>) => Effect.Effect<void>
+  /**
+   * Starts a new assistant message with these calls (a long-lived executor, as `toolwright exec` keeps). As in
+   * Claude Code, where an executor serves one message, a cascade cancels only the calls of the failing call's
+   * message, and a cascade or an abort cancels later calls of the message it happened in, never a new one's.
+   */
+  readonly addMessage: (toolUses: ReadonlyArray<ToolUseBlock>) => Effect.Effect<void>
   /** No more calls will be added: `events` ends once every added call's result is out. */
   readonly end: Effect.Effect<void>
   /**
@@ -41,12 +49,6 @@ export interface Options {
   readonly maxConcurrency?: number
   /** Which failures cancel the siblings; default: the orchestration's cascade policy. */
   readonly cascade?: CascadePolicy
-  /**
-   * `true` (the default, as in Claude Code, where an executor serves one assistant message): once a
-   * cascade or an abort has happened, calls added later are cancelled the same way. `false` for a
-   * long-lived executor (`toolwright exec`): a cascade or abort applies to the calls already added only.
-   */
-  readonly latchCancellation?: boolean
 }
 
 /** Why a call was cancelled by the executor rather than ending on its own. */
@@ -62,6 +64,8 @@ interface TrackedCall {
   readonly safe: boolean
   readonly interruptBehavior: Tool.InterruptBehavior
   readonly addedAt: number
+  /** Which assistant message the call belongs to: a cascade stays within one. */
+  readonly message: number
   status: Status
   startedAt: number | undefined
   fiber: Fiber.RuntimeFiber<Message.ToolResult> | undefined
@@ -118,7 +122,6 @@ export const make = (
     const runtime = orchestration.runtime
     const maxConcurrency = Math.max(1, Math.floor(options.maxConcurrency ?? orchestration.settings.maxConcurrency))
     const policy = options.cascade ?? orchestration.settings.cascade
-    const latch = options.latchCancellation ?? true
 
     const mailbox = yield* Mailbox.make<RuntimeEvent>()
     // Calls are forked from exit handlers as well as from `addTool`; they run in the caller's runtime (its
@@ -134,7 +137,13 @@ export const make = (
     let closed = false
     // While a cancellation walks the calls, nothing new may start (it would be cancelled next).
     let holdQueue = false
-    let latched: CancelReason | undefined
+    let currentMessage = 0
+    // A cascade or abort in the current message cancels the calls still streaming into it (the first reason
+    // wins); an earlier message gets no more calls, so its cascades need no latch.
+    let latched: { readonly message: number; readonly reason: CancelReason } | undefined
+    const latch = (message: number, reason: CancelReason) => {
+      if (message === currentMessage && latched?.message !== message) latched = { message, reason }
+    }
 
     const emit = (event: RuntimeEvent) => Effect.sync(() => void mailbox.unsafeOffer(event))
 
@@ -165,10 +174,10 @@ export const make = (
 
     const cancelSiblings = (failed: TrackedCall) => {
       const reason: CancelReason = { _tag: "Sibling", description: describeCall(failed.toolUse) }
-      if (latch) latched ??= reason
+      latch(failed.message, reason)
       holdQueue = true
       for (const call of calls) {
-        if (call === failed) continue
+        if (call === failed || call.message !== failed.message) continue
         if (call.status === "queued") settle(call, synthetic(call, reason))
         // A `block` call must not be cut off halfway; it finishes and keeps its own result.
         else if (call.status === "executing" && call.interruptBehavior === "cancel") requestCancel(call, reason)
@@ -255,6 +264,7 @@ export const make = (
         safe: isConcurrencySafe(tool, toolUse.input),
         interruptBehavior: Option.match(tool, { onNone: () => "cancel", onSome: (t) => t.interruptBehavior }),
         addedAt: Date.now(),
+        message: currentMessage,
         status: "queued",
         startedAt: undefined,
         fiber: undefined,
@@ -262,14 +272,14 @@ export const make = (
         result: undefined
       }
       calls.push(call)
-      if (latched !== undefined) return settle(call, synthetic(call, latched))
+      if (latched?.message === currentMessage) return settle(call, synthetic(call, latched.reason))
       processQueue()
     }
 
     /** The user's abort: queued calls cancelled, running `cancel` calls interrupted, `block` calls left to finish. */
     const abortNow = () => {
       const reason: CancelReason = { _tag: "User" }
-      if (latch) latched ??= reason
+      latch(currentMessage, reason)
       holdQueue = true
       for (const call of calls) {
         if (call.status === "queued") settle(call, synthetic(call, reason))
@@ -294,6 +304,11 @@ export const make = (
     return {
       addTool: (toolUse) => Effect.sync(() => add(toolUse)),
       addTools: (toolUses) => Effect.sync(() => toolUses.forEach(add)),
+      addMessage: (toolUses) =>
+        Effect.sync(() => {
+          currentMessage++
+          toolUses.forEach(add)
+        }),
       end: Effect.sync(() => {
         ended = true
         flush()

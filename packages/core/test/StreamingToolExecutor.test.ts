@@ -209,25 +209,44 @@ describe("StreamingToolExecutor", () => {
     }).pipe(withTools(probe))
   })
 
-  it.effect("after an abort, later calls are cancelled too (one assistant message), unless the executor is long-lived", () =>
+  it.effect("after an abort, later calls of the same message are cancelled too; a new message runs", () =>
     Effect.gen(function*() {
-      const latched = yield* startExecutor()
-      yield* latched.executor.abort
-      yield* latched.executor.addTool(use("R", "late", 5))
-      yield* latched.executor.end
-      const [late] = results(yield* Fiber.join(latched.reader))
-      assert.strictEqual(
-        late.result.content,
-        "<tool_use_error>Interrupted by user: R was not run. Wait for the user to tell you how to proceed.</tool_use_error>"
-      )
-      const session = yield* startExecutor({ latchCancellation: false })
-      yield* session.executor.abort
-      yield* session.executor.addTool(use("R", "late", 5))
-      yield* session.executor.end
+      const { executor, reader } = yield* startExecutor()
+      yield* executor.abort
+      yield* executor.addTool(use("R", "late", 5))
+      yield* executor.addMessage([use("R", "next", 5)])
+      yield* executor.end
       yield* advance(10)
-      const [ran] = results(yield* Fiber.join(session.reader))
-      assert.strictEqual(ran.result.content, "late ok")
+      assert.deepStrictEqual(results(yield* Fiber.join(reader)).map((r) => r.result.content), [
+        "<tool_use_error>Interrupted by user: R was not run. Wait for the user to tell you how to proceed.</tool_use_error>",
+        "next ok"
+      ])
     }).pipe(withTools(makeProbe())))
+
+  it.effect("a cascade stays within its assistant message: calls of an earlier or a later message go on", () => {
+    const probe = makeProbe()
+    return Effect.gen(function*() {
+      const { executor, reader } = yield* startExecutor()
+      const earlier = use("R", "earlier", 50)
+      const failing = use("Sh", "test", 10, { fail: true, command: "npm test" })
+      const sibling = use("R", "sibling", 50)
+      const later = use("R", "later", 5)
+      yield* executor.addMessage([earlier])
+      yield* advance(5)
+      yield* executor.addMessage([failing, sibling])
+      yield* advance(15)
+      yield* executor.addMessage([later])
+      yield* executor.end
+      yield* advance(60)
+      assert.deepStrictEqual(results(yield* Fiber.join(reader)).map((r) => [r.toolUseId, r.result.content]), [
+        [earlier.id, "earlier ok"],
+        [failing.id, "<tool_use_error>test failed</tool_use_error>"],
+        [sibling.id, "<tool_use_error>Cancelled: parallel tool call Sh(npm test) errored</tool_use_error>"],
+        [later.id, "later ok"]
+      ])
+      assert.isTrue(probe.log.includes("end earlier"))
+    }).pipe(withTools(probe))
+  })
 
   it.effect("closing the scope interrupts cancel calls, waits for block calls, and every call still gets its result", () => {
     const probe = makeProbe()
@@ -259,6 +278,7 @@ describe("StreamingToolExecutor", () => {
         tool: FastCheck.constantFrom("R", "W", "Sh", "Blk"),
         ms: FastCheck.integer({ min: 0, max: 40 }),
         fail: FastCheck.boolean(),
+        newMessage: FastCheck.boolean(),
         addAt: FastCheck.integer({ min: 0, max: 30 })
       }),
       { minLength: 1, maxLength: 8 }
@@ -284,7 +304,7 @@ describe("StreamingToolExecutor", () => {
         for (let t = 0; t <= 80; t += 10) {
           for (const { at, i } of order) {
             if (at >= t && at < t + 10 && !closed) {
-              yield* executor.addTool(uses[i])
+              yield* (plan.calls[i].newMessage ? executor.addMessage([uses[i]]) : executor.addTool(uses[i]))
               added.push(uses[i].id)
             }
           }

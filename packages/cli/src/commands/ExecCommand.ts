@@ -73,6 +73,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 type Parsed =
   | {
     readonly _tag: "Calls"
+    /** An assistant message starts a new message; a lone tool_use line joins the one being streamed. */
+    readonly message: boolean
     readonly toolUses: ReadonlyArray<Message.ToolUseBlock>
     readonly problems: ReadonlyArray<string>
   }
@@ -116,14 +118,14 @@ export const parseLine = (text: string): Parsed => {
       if (typeof parsed === "string") problems.push(`${parsed}; it was skipped`)
       else toolUses.push(parsed)
     })
-    return { _tag: "Calls", toolUses, problems }
+    return { _tag: "Calls", message: true, toolUses, problems }
   }
   switch (value.type) {
     case "tool_use": {
       const parsed = toolUseOf(value, "the tool_use")
       return typeof parsed === "string"
         ? { _tag: "Invalid", problem: parsed }
-        : { _tag: "Calls", toolUses: [parsed], problems: [] }
+        : { _tag: "Calls", message: false, toolUses: [parsed], problems: [] }
     }
     case "permission_response": {
       if (typeof value.tool_use_id !== "string" || value.tool_use_id === "") {
@@ -177,8 +179,11 @@ export const run = (
 ): Effect.Effect<void, never, ToolOrchestration.ToolOrchestration | JsonLinesPrompter.JsonLinesPrompter> =>
   Effect.scoped(Effect.gen(function*() {
     const prompter = yield* JsonLinesPrompter.JsonLinesPrompter
-    // One executor for the session: an abort or a cascade reaches the calls added so far, not later ones.
-    const executor = yield* StreamingToolExecutor.make(context, { latchCancellation: false, ...options })
+    // One executor for the session. As in Claude Code, a cascade reaches only the calls of the failing call's
+    // assistant message: an assistant message line is one message, and lone tool_use lines join the message
+    // being streamed (they start a new one after an abort, which ends the turn).
+    const executor = yield* StreamingToolExecutor.make(context, options)
+    let streaming = false
     const seen = new Set<string>()
     const error = (line: number, problem: string) =>
       io.write(encodeLine({ type: "error", line, message: `Line ${line}: ${problem}.` }))
@@ -203,6 +208,7 @@ export const run = (
         case "Invalid":
           return error(line, parsed.problem)
         case "Abort":
+          streaming = false
           return Effect.zipRight(prompter.denyPending("the session was aborted"), executor.abort)
         case "Answer":
           return Effect.flatMap(prompter.answer(parsed.response), (answered) =>
@@ -227,7 +233,8 @@ export const run = (
                 fresh.push(toolUse)
               }
             }
-            yield* executor.addTools(fresh)
+            yield* parsed.message || !streaming ? executor.addMessage(fresh) : executor.addTools(fresh)
+            streaming = !parsed.message
           })
       }
     }
