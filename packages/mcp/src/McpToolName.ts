@@ -15,8 +15,15 @@ const hash = (text: string): string => createHash("sha256").update(text).digest(
 const fit = (name: string, full: string): string =>
   name.length <= MAX_LENGTH ? name : `${name.slice(0, MAX_LENGTH - 9)}_${hash(full)}`
 
+/**
+ * A server's part of the name holds no `__` and no edge `_`: permission rules split on `__`, so the tools
+ * of a server named `a__b` must not fall under a rule for server `a` (`a_` simply reads as `a`).
+ */
+export const normalizeServer = (serverName: string): string =>
+  normalize(serverName).replace(/_{2,}/g, "_").replace(/^_+|_+$/g, "") || "server"
+
 /** The prefix every tool of a server shares; permission rules `mcp__server` match it. */
-export const serverPrefix = (serverName: string): string => `mcp__${normalize(serverName)}__`
+export const serverPrefix = (serverName: string): string => `mcp__${normalizeServer(serverName)}__`
 
 /** The toolwright name of one server tool, before collisions are resolved. */
 export const make = (serverName: string, toolName: string): string =>

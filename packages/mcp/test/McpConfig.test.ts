@@ -79,6 +79,10 @@ describe("McpConfig", () => {
 describe("McpToolName", () => {
   it("normalises, bounds to 64 characters and resolves collisions deterministically", () => {
     assert.strictEqual(McpToolName.make("my server", "do.thing"), "mcp__my_server__do_thing")
+    // A rule for server `a` (mcp__a, mcp__a__*) must not cover the tools of server `a__b`.
+    assert.strictEqual(McpToolName.make("a__b", "t"), "mcp__a_b__t")
+    assert.strictEqual(McpToolName.make("a_", "t"), "mcp__a__t")
+    assert.strictEqual(McpToolName.make("x", "get__all"), "mcp__x__get__all")
     const long = McpToolName.make("s", "x".repeat(100))
     assert.strictEqual(long.length, 64)
     assert.match(long, /^mcp__s__x+_[0-9a-f]{8}$/)
