@@ -20,7 +20,7 @@ import type { PdfText } from "./pdf.js"
 import { MAX_PAGES_PER_READ, parsePages, readPdf, renderPdf } from "./pdf.js"
 import * as Prompt from "./prompt.js"
 import { decode } from "../internal/encoding.js"
-import { detectEncoding, looksBinary, splitLines } from "./textDecoding.js"
+import { cutLine, looksBinary, splitLines } from "./textDecoding.js"
 
 export const ReadInput = Schema.Struct({
   file_path: Schema.String.annotations({ description: "The absolute path to the file to read" }),
@@ -104,7 +104,7 @@ const numberLines = (lines: ReadonlyArray<string>, firstLine: number): string =>
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]
     if (i > 0) out += "\n"
-    out += `${firstLine + i}\t${line.length > Prompt.MAX_LINE_CHARS ? line.slice(0, Prompt.MAX_LINE_CHARS) : line}`
+    out += `${firstLine + i}\t${cutLine(line, Prompt.MAX_LINE_CHARS)}`
   }
   return out
 }
@@ -166,18 +166,21 @@ const read = Effect.fn("Read.call")(function*(
   const limit = input.limit ?? Prompt.DEFAULT_LINE_LIMIT
 
   if (stat.size > STREAM_ABOVE_BYTES) {
-    const streamed = yield* readLineRange(file, startLine, limit, Prompt.MAX_LINE_CHARS)
+    // Lines are kept only up to the token limit: a huge limit on a huge file is refused, not held in memory.
+    const streamed = yield* readLineRange(file, startLine, limit, Prompt.MAX_LINE_CHARS, Prompt.MAX_OUTPUT_TOKENS * 4)
     if (streamed.binary) return yield* fail(Prompt.binaryFile(extension))
+    const tokens = Math.ceil(streamed.shownChars / 4)
+    if (tokens > Prompt.MAX_OUTPUT_TOKENS) return yield* fail(Prompt.tooManyTokens(tokens))
     recordReadHash(context, file, streamed.contentHash, stat.mtimeMs, range)
     return yield* present(file, input, startLine, streamed.lines, streamed.totalLines)
   }
   const bytes = yield* readBytes(file)
-  const encoding = detectEncoding(bytes)
-  if (looksBinary(bytes, encoding)) return yield* fail(Prompt.binaryFile(extension))
-  recordRead(context, file, bytes, stat.mtimeMs, range)
   // Decoded as Edit decodes (BOM, UTF-16, Latin-1 for bytes that are not UTF-8), so the text a model
   // copies from here into old_string is the text Edit will search.
-  const lines = splitLines(decode(bytes).text)
+  const decoded = decode(bytes)
+  if (looksBinary(bytes, decoded.encoding)) return yield* fail(Prompt.binaryFile(extension))
+  recordRead(context, file, bytes, stat.mtimeMs, range)
+  const lines = splitLines(decoded.text)
   return yield* present(file, input, startLine, lines.slice(startLine - 1, startLine - 1 + limit), lines.length)
 })
 

@@ -3,6 +3,7 @@
  * with one), binary detection for everything else, and line splitting that treats CRLF and LF alike.
  * Whole files are decoded by `internal/encoding.ts`, the decoder Edit uses.
  */
+import type { TextEncoding } from "../internal/encoding.js"
 
 export type Encoding = "utf8" | "utf8-bom" | "utf16le" | "utf16be"
 
@@ -20,7 +21,7 @@ const SNIFF_BYTES = 8000
  * True when the bytes are not text: a NUL byte near the start. UTF-16 files are recognised by their
  * BOM first, so their NULs do not count.
  */
-export const looksBinary = (bytes: Uint8Array, encoding: Encoding): boolean => {
+export const looksBinary = (bytes: Uint8Array, encoding: Encoding | TextEncoding): boolean => {
   if (encoding === "utf16le" || encoding === "utf16be") return false
   const end = Math.min(bytes.length, SNIFF_BYTES)
   for (let i = 0; i < end; i++) if (bytes[i] === 0) return true
@@ -36,4 +37,14 @@ export const splitLines = (text: string): Array<string> => {
   const lines = text.split(/\r?\n/)
   if (lines[lines.length - 1] === "") lines.pop()
   return lines
+}
+
+/**
+ * The first `max` characters of a line, one fewer when the cut would keep the first half of a surrogate
+ * pair: alone it is not valid Unicode, and the API would receive U+FFFD or reject the request.
+ */
+export const cutLine = (line: string, max: number): string => {
+  if (line.length <= max) return line
+  const last = line.charCodeAt(max - 1)
+  return line.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max)
 }

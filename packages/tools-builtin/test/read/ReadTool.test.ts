@@ -10,6 +10,9 @@ import { callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js
 
 const read = (input: unknown, cwd: string, context = contextFor(cwd)) => callTool([ReadTool], "Read", input, context)
 
+/** True when the text has no lone surrogate (one would come back from UTF-8 as U+FFFD). */
+const wellFormed = (text: string): boolean => Buffer.from(text, "utf8").toString("utf8") === text
+
 describe("Read", () => {
   it.scopedLive("numbers lines from 1 with a tab, no padding", () =>
     Effect.gen(function*() {
@@ -41,6 +44,16 @@ describe("Read", () => {
       assert.strictEqual(shown.length, 2000)
       assert.strictEqual(shown[0], `1\t${"x".repeat(2000)}`)
       assert.strictEqual(shown[1999], "2000\tline 2000")
+    }))
+
+  it.scopedLive("the 2,000-character cut never splits a surrogate pair (half an emoji is invalid Unicode)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // Character 2,000 is the first half of 🎉: the cut keeps 1,999 characters, not a lone surrogate.
+      writeFiles(dir, { "emoji.txt": `${"a".repeat(1999)}🎉tail\n${"b".repeat(1998)}🎉tail\n` })
+      const call = yield* read({ file_path: path.join(dir, "emoji.txt") }, dir)
+      assert.strictEqual(call.text, `1\t${"a".repeat(1999)}\n2\t${"b".repeat(1998)}🎉`)
+      assert.isTrue(wellFormed(call.text))
     }))
 
   it.scopedLive("a missing file names the cwd, and suggests a sibling with another extension", () =>
