@@ -257,8 +257,12 @@ export const serve = Command.make(
       Options.withDefault("stdio" as const)
     ),
     port: Options.integer("port").pipe(
-      Options.withDescription("The HTTP port on 127.0.0.1 (default: a free port, printed on stderr)"),
+      Options.withDescription("The HTTP port (default: a free port, printed on stderr)"),
       Options.withDefault(0)
+    ),
+    host: Options.text("host").pipe(
+      Options.withDescription("The address to bind (default 127.0.0.1); requests must name it or localhost as Host"),
+      Options.withDefault("127.0.0.1")
     ),
     cwd: CliOptions.cwd,
     settings: CliOptions.settings,
@@ -271,7 +275,8 @@ export const serve = Command.make(
       return yield* McpServer.serveHttp({
         context: session.context,
         port: options.port,
-        onListening: (port) => process.stderr.write(`toolwright MCP server listening on http://127.0.0.1:${port}/mcp\n`)
+        host: options.host,
+        onListening: (port) => process.stderr.write(`toolwright MCP server listening on http://${options.host}:${port}/mcp\n`)
       }).pipe(Effect.mapError((error) => new UsageError({ message: `Cannot serve on port ${options.port}: ${error.message}` })))
     }).pipe(
       // The served pool is toolwright's own tools: serving the project's MCP servers back could loop.
