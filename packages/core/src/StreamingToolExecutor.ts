@@ -76,6 +76,13 @@ interface TrackedCall {
 const DESCRIPTION_CHARS = 40
 
 /**
+ * How many events may wait unread before progress is dropped: a reader that falls behind (an exec peer that
+ * stops reading stdout) must not make a chatty call grow memory without end. Progress only says how a call is
+ * going; results and permission requests are never dropped, and they are bounded by the calls added.
+ */
+export const MAX_UNREAD_EVENTS = 1_000
+
+/**
  * How a call is named in a cascade message, as Claude Code names it: the tool and the first 40 characters
  * of its command, file path or pattern (`Bash(npm test)`), or the tool's name alone.
  */
@@ -145,7 +152,11 @@ export const make = (
       if (message === currentMessage && latched?.message !== message) latched = { message, reason }
     }
 
-    const emit = (event: RuntimeEvent) => Effect.sync(() => void mailbox.unsafeOffer(event))
+    const emit = (event: RuntimeEvent) =>
+      Effect.sync(() => {
+        if (event._tag === "Progress" && Option.getOrElse(mailbox.unsafeSize(), () => 0) >= MAX_UNREAD_EVENTS) return
+        mailbox.unsafeOffer(event)
+      })
 
     const synthetic = (call: TrackedCall, reason: CancelReason): Message.ToolResult => {
       const description = describeCall(call.toolUse)

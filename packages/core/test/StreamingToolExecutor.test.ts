@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck, Fiber, Scope } from "effect"
+import { Effect, Exit, FastCheck, Fiber, Schema, Scope } from "effect"
 import type * as Message from "../src/Message.js"
 import * as StreamingToolExecutor from "../src/StreamingToolExecutor.js"
+import * as Tool from "../src/Tool.js"
+import * as ToolProgress from "../src/ToolProgress.js"
 import type * as ToolOrchestration from "../src/ToolOrchestration.js"
 import {
   advance,
@@ -271,6 +273,34 @@ describe("StreamingToolExecutor", () => {
       assert.isFalse(probe.log.includes("start after"))
     }).pipe(withTools(probe))
   })
+
+  it.effect("a reader that falls behind loses progress beyond the backlog bound, never a result", () =>
+    Effect.gen(function*() {
+      const Chatty = Tool.make({
+        name: "Chatty",
+        description: "reports a lot of progress",
+        input: Schema.Struct({}),
+        call: () =>
+          Effect.forEach(
+            Array.from({ length: 3 * StreamingToolExecutor.MAX_UNREAD_EVENTS }, (_, i) => i),
+            (i) => ToolProgress.report(i),
+            { discard: true }
+          ).pipe(Effect.as("chatted"))
+      })
+      yield* Effect.gen(function*() {
+        const executor = yield* StreamingToolExecutor.make(context)
+        yield* executor.addTool({ type: "tool_use", id: "toolu_chatty", name: "Chatty", input: {} })
+        yield* executor.end
+        // Nobody reads until the call's result is out: the backlog holds progress up to the bound, then only the result.
+        while ((yield* executor.pending) > 0) yield* Effect.yieldNow()
+        const events = yield* collect(executor.events)
+        assert.strictEqual(
+          events.filter((event) => event._tag === "Progress").length,
+          StreamingToolExecutor.MAX_UNREAD_EVENTS
+        )
+        assert.deepStrictEqual(results(events).map((r) => r.result.content), ["chatted"])
+      }).pipe(Effect.scoped, Effect.provide(layerFor([Chatty])))
+    }))
 
   const Plan = FastCheck.record({
     calls: FastCheck.array(
