@@ -1,9 +1,11 @@
 // Bundles the CLI into one ESM file, dist/toolwright.mjs. Packages that locate files next to themselves
 // at run time (ripgrep's binary, wasm grammars) stay external and resolve from this package's node_modules.
+// unpdf (2 MB of pdf.js) stays external too: Read imports it only for a PDF, and bundled it would be parsed
+// at every start.
 import * as esbuild from "esbuild"
 import { chmodSync } from "node:fs"
 
-export const external = ["@vscode/ripgrep", "web-tree-sitter", "tree-sitter-bash", "sharp", "@anthropic-ai/sandbox-runtime"]
+export const external = ["@vscode/ripgrep", "web-tree-sitter", "tree-sitter-bash", "sharp", "unpdf", "@anthropic-ai/sandbox-runtime"]
 
 export const build = async () => {
   await esbuild.build({
