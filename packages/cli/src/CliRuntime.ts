@@ -16,12 +16,12 @@ import {
 import type { Settings } from "@toolwright/core"
 import type { Permission } from "@toolwright/core"
 import { McpClientManager, McpToolRegistry } from "@toolwright/mcp"
-import { BuiltinTools } from "@toolwright/tools-builtin"
+import { BuiltinTools, Sandbox } from "@toolwright/tools-builtin"
 import { FileSystem } from "@effect/platform"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { UsageError } from "./CliError.js"
+import { UsageError } from "./CliError.js"
 import * as SettingsLoader from "./SettingsLoader.js"
 import * as TerminalPrompter from "./TerminalPrompter.js"
 
@@ -138,10 +138,48 @@ export const mcpLayer = (
     }))
 }
 
+/**
+ * The built-in tools configured by the settings of `--cwd`: settings `sandbox` puts every Bash command
+ * under the sandbox runtime. An invalid `sandbox` entry is a usage error naming the files read.
+ */
+export const builtinRegistryFor = (
+  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
+): Layer.Layer<ToolRegistry.ToolRegistry, UsageError> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
+      const settings = yield* SettingsLoader.load({
+        cwd,
+        home: os.homedir(),
+        settingsFile: Option.getOrUndefined(options.settings ?? Option.none())
+      })
+      const raw = settings.merged["sandbox"]
+      if (raw === undefined) return registryLayer
+      const sandbox = yield* Schema.decodeUnknown(Sandbox.SettingsSchema)(raw).pipe(
+        Effect.mapError((error) =>
+          new UsageError({
+            message: `Invalid settings in ${settings.sources.join(", ")}: ${
+              // One problem per field: an optional field's union also reports "Expected undefined".
+              [
+                ...new Map(
+                  ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) => {
+                    const field = ["sandbox", ...issue.path.map(String)].join(".")
+                    return [field, `at ${field}: ${issue.message}`] as const
+                  }).reverse()
+                ).values()
+              ].reverse().join("; ")
+            }. See the sandbox settings in the README.`
+          })
+        )
+      )
+      return ToolRegistry.layer([BuiltinTools.make({ sandbox })]).pipe(Layer.provide(NodeContext.layer))
+    }).pipe(Effect.provide(NodeContext.layer))
+  )
+
 /** The CLI's registry plus the tools of the MCP servers configured for `--cwd`. */
 export const registryLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) => McpToolRegistry.layer.pipe(Layer.provide(registryLayer), Layer.provideMerge(mcpLayer(options)))
+) => McpToolRegistry.layer.pipe(Layer.provide(builtinRegistryFor(options)), Layer.provideMerge(mcpLayer(options)))
 
 /** The runtime with default and settings-driven stages over `registryLayerFor`. */
 export const runtimeLayerFor = (

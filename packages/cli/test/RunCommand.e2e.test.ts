@@ -1,7 +1,7 @@
 // `toolwright run` and `toolwright tools` end to end: the bundled binary on real files.
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
@@ -133,6 +133,46 @@ describe("toolwright run: big results", () => {
       assert.strictEqual(result.code, 2)
       assert.include(result.stderr, join(dir, ".toolwright", "settings.json"))
       assert.include(result.stderr, "toolResultThresholds")
+    }))
+})
+
+const hasSandboxTools = ["bwrap", "socat"].every((tool) => spawnSync("which", [tool]).status === 0)
+
+describe("toolwright run: settings sandbox", () => {
+  it("refuses to start on an invalid sandbox entry, naming the file and the field", () =>
+    withDir((dir) => {
+      mkdirSync(join(dir, ".toolwright"), { recursive: true })
+      writeFileSync(join(dir, ".toolwright", "settings.json"), JSON.stringify({ sandbox: { enabled: "yes" } }))
+      const result = toolwright(["run", "Bash", "--cwd", dir, "--input", `{"command":"echo hi"}`])
+      assert.strictEqual(result.code, 2)
+      assert.strictEqual(
+        result.stderr,
+        `Error: Invalid settings in ${join(dir, ".toolwright", "settings.json")}: at sandbox.enabled: ` +
+          `Expected boolean, actual "yes". See the sandbox settings in the README.\n`
+      )
+    }))
+
+  it.skipIf(!hasSandboxTools)("runs Bash in the sandbox: writes outside the project fail, inside succeed", () =>
+    withDir((dir) => {
+      const project = join(dir, "project")
+      mkdirSync(join(project, ".toolwright"), { recursive: true })
+      writeFileSync(join(project, ".toolwright", "settings.json"), JSON.stringify({ sandbox: { enabled: true } }))
+      const outside = join(dir, "outside.txt")
+      const result = toolwright([
+        "run",
+        "Bash",
+        "--cwd",
+        project,
+        "--permission-mode",
+        "bypassPermissions",
+        "--input",
+        JSON.stringify({ command: `echo x > ${outside}; echo inside > ok.txt; cat ok.txt` })
+      ])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.include(result.stdout, "Read-only file system")
+      assert.include(result.stdout, "inside")
+      assert.isFalse(existsSync(outside))
+      assert.strictEqual(readFileSync(join(project, "ok.txt"), "utf8"), "inside\n")
     }))
 })
 
