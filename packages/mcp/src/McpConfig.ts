@@ -278,7 +278,7 @@ export const projectFile = (cwd: string): string => path.join(cwd, ".mcp.json")
 
 const readJsonFile = (file: string): Effect.Effect<unknown, McpConfigFileError> =>
   Effect.try({
-    try: () => JSON.parse(fs.readFileSync(file, "utf8")) as unknown,
+    try: (): unknown => JSON.parse(fs.readFileSync(file, "utf8")),
     catch: (error) =>
       new McpConfigFileError({
         source: file,
