@@ -11,6 +11,7 @@ import {
   ToolHooks,
   ToolRegistry,
   ToolRuntime,
+  ToolSearch,
   ToolUseContext
 } from "@toolwright/core"
 import type { Settings } from "@toolwright/core"
@@ -176,10 +177,33 @@ export const builtinRegistryFor = (
     }).pipe(Effect.provide(NodeContext.layer))
   )
 
-/** The CLI's registry plus the tools of the MCP servers configured for `--cwd`. */
+/**
+ * The CLI's registry plus the tools of the MCP servers configured for `--cwd`, with the ToolSearch tool
+ * searching that whole pool (its deferral mode from `TOOLWRIGHT_TOOL_SEARCH`; a bad value is a usage error).
+ */
 export const registryLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) => McpToolRegistry.layer.pipe(Layer.provide(builtinRegistryFor(options)), Layer.provideMerge(mcpLayer(options)))
+) =>
+  Layer.unwrapEffect(
+    ToolSearch.settingsConfig.pipe(
+      Effect.mapError((error) => new UsageError({ message: `Invalid environment: ${String(error)}` })),
+      Effect.map((searchSettings) => {
+        const tools = McpToolRegistry.layer.pipe(
+          Layer.provide(builtinRegistryFor(options)),
+          Layer.provideMerge(mcpLayer(options))
+        )
+        const searchThePool = Layer.effectDiscard(Effect.gen(function*() {
+          const registry = yield* ToolRegistry.ToolRegistry
+          const deferred = yield* ToolSearch.DeferredTools
+          yield* deferred.setPool(() => registry.pool())
+        }))
+        return searchThePool.pipe(
+          Layer.provideMerge(tools),
+          Layer.provideMerge(ToolSearch.layerDeferredTools(searchSettings))
+        )
+      })
+    )
+  )
 
 /** The runtime with default and settings-driven stages over `registryLayerFor`. */
 export const runtimeLayerFor = (

@@ -176,6 +176,18 @@ describe("toolwright run: settings sandbox", () => {
     }))
 })
 
+describe("toolwright run ToolSearch", () => {
+  it("is wired to the CLI's pool: select returns tool_reference blocks for the named tools", () =>
+    withDir((dir) => {
+      const result = toolwright(["run", "ToolSearch", "--json", "--cwd", dir, "--input", `{"query":"select:Read,Grep"}`])
+      assert.strictEqual(result.code, 0, result.stdout)
+      assert.deepStrictEqual(JSON.parse(result.stdout).content, [
+        { type: "tool_reference", tool_name: "Read" },
+        { type: "tool_reference", tool_name: "Grep" }
+      ])
+    }))
+})
+
 describe("toolwright tools", () => {
   it("lists the built-in tools with their traits", () => {
     const result = toolwright(["tools", "list", "--json"])
