@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Tool, ToolErrors } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
-import { Effect, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import picomatch from "picomatch"
 import type { Dated } from "../internal/fileList.js"
 import { dated, displayPath, sortNewestFirst } from "../internal/fileList.js"
@@ -42,6 +42,17 @@ export interface GlobPlan {
   /** The directory rg walks. */
   readonly root: string
   readonly matches: (relative: string) => boolean
+  /** Why picomatch could not compile the pattern (then nothing matches); validateInput reports it. */
+  readonly invalid?: string
+}
+
+/** picomatch throws on what it cannot compile (a pattern over 65,536 characters): a Left with its reason. */
+const compile = (glob: string, options: picomatch.PicomatchOptions): Either.Either<picomatch.Matcher, string> => {
+  try {
+    return Either.right(picomatch(glob, options))
+  } catch (error) {
+    return Either.left(error instanceof Error ? error.message : String(error))
+  }
 }
 
 export const plan = (input: GlobInput, context: ToolUseContext.ToolUseContext): GlobPlan => {
@@ -57,8 +68,10 @@ export const plan = (input: GlobInput, context: ToolUseContext.ToolUseContext): 
   const root = scanned.base === "" ? searchDir : path.resolve(searchDir, scanned.base)
   const glob = scanned.base === "" ? pattern : scanned.glob
   // Like rg's and .gitignore's globs, a pattern without a slash matches a file's name at any depth.
-  // picomatch throws on an empty pattern; validateInput refuses one, this keeps getPath total anyway.
-  const isMatch = glob === "" ? () => false : picomatch(glob, { dot: true, basename: !pattern.includes("/") })
+  // Compile failures (an empty or huge pattern) match nothing, so getPath stays total; validateInput reports them.
+  const compiled = compile(glob, { dot: true, basename: !pattern.includes("/") })
+  if (Either.isLeft(compiled)) return { searchDir, root, matches: () => false, invalid: compiled.left }
+  const isMatch = compiled.right
   return { searchDir, root, matches: (relative) => isMatch(relative) }
 }
 
@@ -116,10 +129,14 @@ export const GlobTool = Tool.make({
   getPath: (input, context) => realPath(plan(input, context).root),
   toClassifierInput: (input) => (input.path === undefined ? input.pattern : `${input.pattern} in ${input.path}`),
   // Checked before the permission stage calls getPath, which compiles the pattern.
-  validateInput: (input) =>
-    input.pattern.trim() === ""
-      ? fail("pattern must not be empty; use \"**/*\" to list every file.")
-      : Effect.void,
+  validateInput: (input, context) => {
+    if (input.pattern.trim() === "") return fail("pattern must not be empty; use \"**/*\" to list every file.")
+    // Node refuses a NUL in a path with a message about its own argument; say which parameter it was.
+    if (input.pattern.includes("\0")) return fail("pattern must not contain a NUL character.")
+    if (input.path?.includes("\0") === true) return fail("path must not contain a NUL character.")
+    const { invalid } = plan(input, context)
+    return invalid === undefined ? Effect.void : fail(`Invalid glob pattern: ${invalid}`)
+  },
   call: glob,
   mapToolResult: render
 })

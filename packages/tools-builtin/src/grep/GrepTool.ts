@@ -258,6 +258,10 @@ export const GrepTool = Tool.make({
   getPath: (input, context) => realPath(searchPath(input, context)),
   toClassifierInput: (input) => (input.path === undefined ? input.pattern : `${input.pattern} in ${input.path}`),
   validateInput: (input, context) => {
+    // rg cannot take a NUL in an argument: Node would refuse to start it with a message about spawn.
+    for (const key of ["pattern", "path", "glob", "type"] as const) {
+      if (input[key]?.includes("\0") === true) return fail(`${key} must not contain a NUL character.`)
+    }
     for (const key of ["-A", "-B", "-C", "context", "head_limit", "offset"] as const) {
       if (!isNonNegativeInteger(input[key])) {
         return fail(`${key} must be a whole number, 0 or more; got ${input[key]}.`)

@@ -86,6 +86,20 @@ describe("Glob", () => {
       )
     }))
 
+  it.scopedLive("a pattern picomatch cannot compile, or a NUL in pattern or path, is a clear error", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const long = yield* glob({ pattern: "a*".repeat(40_000) }, dir)
+      assert.strictEqual(
+        long.text,
+        "<tool_use_error>Invalid glob pattern: Input length: 80000, exceeds maximum allowed length: 65536</tool_use_error>"
+      )
+      const nulPattern = yield* glob({ pattern: "a\u0000b/*" }, dir)
+      assert.strictEqual(nulPattern.text, "<tool_use_error>pattern must not contain a NUL character.</tool_use_error>")
+      const nulPath = yield* glob({ pattern: "*", path: "a\u0000b" }, dir)
+      assert.strictEqual(nulPath.text, "<tool_use_error>path must not contain a NUL character.</tool_use_error>")
+    }))
+
   it.scopedLive("a missing path names the cwd; a file is not a directory", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

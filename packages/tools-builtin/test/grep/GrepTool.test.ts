@@ -149,6 +149,15 @@ describe("Grep", () => {
       assert.strictEqual(type.text, "<tool_use_error>rg: unrecognized file type: tsx</tool_use_error>")
     }))
 
+  it.scopedLive("a NUL character in pattern, path, glob or type is a clear error, not a failed rg start", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      for (const key of ["pattern", "path", "glob", "type"]) {
+        const call = yield* grep({ pattern: "x", [key]: "a\u0000b" }, dir)
+        assert.strictEqual(call.text, `<tool_use_error>${key} must not contain a NUL character.</tool_use_error>`)
+      }
+    }))
+
   it.scopedLive("a missing path names the cwd; paths outside the cwd are absolute", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
