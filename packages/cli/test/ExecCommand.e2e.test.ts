@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -110,6 +110,32 @@ describe("toolwright exec (the built CLI)", () => {
       "Error: TOOLWRIGHT_MAX_TOOL_USE_CONCURRENCY must be a whole number of at least 1, but it is \"lots\"."
     )
   })
+
+  it.scopedLive("a peer that closes stdout ends the session: exec exits and the running call's process dies", () =>
+    Effect.gen(function*() {
+      const exec = yield* startExec(["--cwd", dir, "--permission-mode", "bypassPermissions"])
+      yield* exec.next((line) => line.type === "ready")
+      const marker = join(dir, "started-epipe")
+      // A sleep no other test runs, to find it among the machine's processes.
+      const command = `touch ${marker} && sleep 31.17`
+      yield* exec.send({ type: "tool_use", id: "s1", name: "Bash", input: { command } })
+      for (let i = 0; i < 500 && !existsSync(marker); i++) yield* Effect.sleep("10 millis")
+      assert.isTrue(existsSync(marker), `the Bash call started; stderr: ${exec.stderr()}`)
+      yield* Effect.sync(() => exec.child.stdout.destroy())
+      // The next line exec writes (the error for this one) meets the closed pipe.
+      yield* Effect.sync(() => exec.child.stdin.write("not json\n"))
+      yield* exec.exit
+      const sleeping = () =>
+        readdirSync("/proc").filter((entry) => {
+          try {
+            return /^\d+$/.test(entry) && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("31.17")
+          } catch {
+            return false
+          }
+        })
+      for (let i = 0; i < 200 && sleeping().length > 0; i++) yield* Effect.sleep("10 millis")
+      assert.deepStrictEqual(sleeping(), [])
+    }))
 
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it.scopedLive(`${signal} interrupts a running call, flushes its result and the queued one's, and exits`, () =>

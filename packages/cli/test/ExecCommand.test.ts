@@ -14,6 +14,7 @@ import {
   ToolUseContext
 } from "@toolwright/core"
 import { Deferred, Effect, FastCheck, Fiber, Layer, Mailbox, Schema } from "effect"
+import { Writable } from "node:stream"
 import * as ExecCommand from "../src/commands/ExecCommand.js"
 import * as JsonLinesPrompter from "../src/JsonLinesPrompter.js"
 
@@ -288,6 +289,15 @@ describe("toolwright exec (in-process)", () => {
       assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.is_error]), [["x", true], ["y", true]])
     }))
 
+  it.live("interrupted (SIGTERM) while a permission request waits: the ask ends, its result is flushed", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness()
+      yield* h.send(toolUse("w", "Change", "w"))
+      yield* h.until((line) => line.type === "permission_request")
+      yield* Fiber.interrupt(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.is_error]), [["w", true]])
+    }))
+
   it.live("interrupted after EOF, while the last calls finish, it still flushes their results", () =>
     Effect.gen(function*() {
       const h = yield* makeHarness("bypassPermissions")
@@ -373,6 +383,34 @@ describe("toolwright exec (in-process)", () => {
         ),
         error.message
       )
+    }))
+
+  it.live("a write to a full stdout waits for it to drain, and a closed stdout never blocks the loop", () =>
+    Effect.gen(function*() {
+      // A peer that reads only when told to.
+      let reading = false
+      const pending: Array<(error?: Error | null) => void> = []
+      const sink = new Writable({
+        highWaterMark: 16,
+        write: (_chunk, _encoding, callback) => (reading ? callback() : void pending.push(callback))
+      })
+      const write = ExecCommand.writeLineTo(sink)
+      yield* write("short")
+      const blocked = yield* Effect.fork(write("a line longer than the sixteen bytes the buffer holds"))
+      yield* Effect.sleep("20 millis")
+      assert.isNull(blocked.unsafePoll(), "a write past the buffer waits while the peer reads nothing")
+      yield* Effect.sync(() => {
+        reading = true
+        pending.splice(0).forEach((callback) => callback())
+      })
+      yield* Fiber.join(blocked)
+      reading = false
+
+      const full = yield* Effect.fork(write("x".repeat(64)).pipe(Effect.zipRight(write("y"))))
+      yield* Effect.sleep("20 millis")
+      yield* Effect.sync(() => sink.destroy(new Error("EPIPE")))
+      yield* Fiber.join(full)
+      yield* write("after the peer is gone")
     }))
 
   it.prop(

@@ -289,9 +289,35 @@ const sessionId = Options.text("session-id").pipe(
   Options.optional
 )
 
+/**
+ * Writes a line to `stream`, waiting while its buffer is full: a peer that stops reading holds the writer
+ * (and the executor bounds what waits behind it) instead of Node buffering output without end. A stream that
+ * errs or closes ends the wait, and later lines are dropped: nobody is left to read them.
+ */
+export const writeLineTo = (stream: NodeJS.WritableStream) => (line: string): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (isGone(stream) || stream.write(`${line}\n`)) return resume(Effect.void)
+    const done = () => {
+      stop()
+      resume(Effect.void)
+    }
+    const stop = () => {
+      stream.off("drain", done)
+      stream.off("error", done)
+      stream.off("close", done)
+    }
+    stream.once("drain", done)
+    stream.once("error", done)
+    stream.once("close", done)
+    return Effect.sync(stop)
+  })
+
+const isGone = (stream: NodeJS.WritableStream): boolean =>
+  "destroyed" in stream && stream.destroyed === true
+
 const stdio: Io = {
   lines: NodeStream.stdin.pipe(Stream.decodeText(), Stream.splitLines),
-  write: (line) => Effect.sync(() => void process.stdout.write(`${line}\n`))
+  write: writeLineTo(process.stdout)
 }
 
 export const command = Command.make(
