@@ -16,7 +16,8 @@ const files = readdirSync(join(root, "packages")).flatMap((pkg) => {
 const failed = []
 for (const file of files) {
   console.log(`\n== ${relative(root, file)}`)
-  const status = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", file], {
+  // `--conditions=source`: benchmarks measure the sources, never a stale dist/ build.
+  const status = spawnSync(process.execPath, ["--expose-gc", "--conditions=source", "--import", "tsx", file], {
     stdio: "inherit",
     cwd: root
   }).status

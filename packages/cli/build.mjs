@@ -16,6 +16,12 @@ export const build = async () => {
     format: "esm",
     target: "node20",
     external,
+    // The bundle is built from the libraries' sources, never from their dist/ builds.
+    alias: {
+      "@toolwright/core": new URL("../core/src/index.ts", import.meta.url).pathname,
+      "@toolwright/tools-builtin": new URL("../tools-builtin/src/index.ts", import.meta.url).pathname,
+      "@toolwright/mcp": new URL("../mcp/src/index.ts", import.meta.url).pathname
+    },
     banner: {
       js: "import { createRequire as __twCreateRequire } from 'node:module';const require = __twCreateRequire(import.meta.url);"
     },

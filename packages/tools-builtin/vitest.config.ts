@@ -1,6 +1,8 @@
 import { defineProject } from "vitest/config"
+import { sourceAliases } from "../../vitest.shared.mjs"
 
 export default defineProject({
+  resolve: { alias: sourceAliases },
   test: {
     name: "tools-builtin",
     include: ["test/**/*.test.ts"],

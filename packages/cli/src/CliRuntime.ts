@@ -11,6 +11,8 @@ import {
   ToolHooks,
   ToolRegistry,
   ToolRuntime,
+  ToolErrors,
+  ToolPlugin,
   ToolSearch,
   ToolUseContext
 } from "@toolwright/core"
@@ -20,8 +22,10 @@ import { McpClientManager, McpToolRegistry } from "@toolwright/mcp"
 import { BuiltinTools, Sandbox } from "@toolwright/tools-builtin"
 import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer, Option, ParseResult, Schema } from "effect"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import { UsageError } from "./CliError.js"
 import * as SettingsLoader from "./SettingsLoader.js"
 import * as TerminalPrompter from "./TerminalPrompter.js"
@@ -140,6 +144,52 @@ export const mcpLayer = (
 }
 
 /**
+ * The plugins named in settings `plugins`: npm package names (resolved from the project, as its own code
+ * would import them) or paths relative to the project (`./tools/local.mjs`). Each module's default export
+ * must be a `ToolPlugin`; anything else stops the CLI with a message naming the entry and what to do.
+ */
+export const loadPlugins = (
+  entries: unknown,
+  cwd: string,
+  sources: ReadonlyArray<string>
+): Effect.Effect<ReadonlyArray<ToolPlugin.Any>, UsageError> =>
+  Effect.gen(function*() {
+    if (entries === undefined) return []
+    const where = sources.join(", ")
+    if (!Array.isArray(entries) || !entries.every((entry) => typeof entry === "string")) {
+      return yield* new UsageError({
+        message: `Invalid settings in ${where}: at plugins: expected an array of package names or paths, ` +
+          `e.g. ["@acme/toolwright-jira", "./tools/local.mjs"]`
+      })
+    }
+    const requireFromProject = createRequire(path.join(cwd, "package.json"))
+    const plugins: Array<ToolPlugin.Any> = []
+    for (const entry of entries) {
+      const isPath = entry.startsWith("./") || entry.startsWith("../") || path.isAbsolute(entry)
+      const specifier = isPath ? path.resolve(cwd, entry) : entry
+      const module = yield* Effect.tryPromise({
+        try: () => import(pathToFileURL(isPath ? specifier : requireFromProject.resolve(specifier)).href),
+        catch: (error) =>
+          new UsageError({
+            message: `Cannot load the plugin "${entry}" named in ${where}: ${ToolErrors.formatError(error)}. ` +
+              (isPath
+                ? "Check the path (relative to the project directory); plugins are JavaScript modules (.js, .mjs)."
+                : `Install it in the project (npm install ${entry}).`)
+          })
+      })
+      const plugin: unknown = module.default
+      if (!ToolPlugin.isToolPlugin(plugin)) {
+        return yield* new UsageError({
+          message: `The plugin "${entry}" named in ${where} has no ToolPlugin as its default export. ` +
+            "Export one: export default ToolPlugin.make({ name, version, tools })."
+        })
+      }
+      plugins.push(plugin)
+    }
+    return plugins
+  })
+
+/**
  * The built-in tools configured by the settings of `--cwd`: settings `sandbox` puts every Bash command
  * under the sandbox runtime. An invalid `sandbox` entry is a usage error naming the files read.
  */
@@ -154,9 +204,10 @@ export const builtinRegistryFor = (
         home: os.homedir(),
         settingsFile: Option.getOrUndefined(options.settings ?? Option.none())
       })
+      const plugins = yield* loadPlugins(settings.merged["plugins"], cwd, settings.sources)
       const raw = settings.merged["sandbox"]
-      if (raw === undefined) return registryLayer
-      const sandbox = yield* Schema.decodeUnknown(Sandbox.SettingsSchema)(raw).pipe(
+      if (raw === undefined && plugins.length === 0) return registryLayer
+      const sandbox = yield* Schema.decodeUnknown(Sandbox.SettingsSchema)(raw ?? {}).pipe(
         Effect.mapError((error) =>
           new UsageError({
             message: `Invalid settings in ${settings.sources.join(", ")}: ${
@@ -173,7 +224,22 @@ export const builtinRegistryFor = (
           })
         )
       )
-      return ToolRegistry.layer([BuiltinTools.make({ sandbox })]).pipe(Layer.provide(NodeContext.layer))
+      // Plugins loaded at run time cannot state their requirements to the compiler: the registry gets the
+      // Node platform services, and a plugin needing anything else fails here, named, instead of at a call.
+      const registry = ToolRegistry.layer([BuiltinTools.make({ sandbox }), ...plugins]).pipe(
+        Layer.provide(NodeContext.layer)
+      ) as Layer.Layer<ToolRegistry.ToolRegistry, unknown>
+      return registry.pipe(
+        Layer.catchAllCause((cause) =>
+          Layer.fail(
+            new UsageError({
+              message: `A plugin named in ${settings.sources.join(", ")} could not be loaded: ${
+                ToolErrors.formatCause(cause)
+              }. Its layer must need nothing but the Node platform services (FileSystem, Path, CommandExecutor).`
+            })
+          )
+        )
+      )
     }).pipe(Effect.provide(NodeContext.layer))
   )
 

@@ -31,7 +31,8 @@ export interface Candidate {
 }
 
 /** The files a session reads, lowest first. */
-export const candidates = (options: LoadOptions): ReadonlyArray<Candidate> => [
+export const candidates = (options: LoadOptions): ReadonlyArray<Candidate> =>
+  dropShadowed([
   {
     file: path.join(options.home, ".toolwright", "settings.json"),
     root: path.join(options.home, ".toolwright"),
@@ -43,7 +44,14 @@ export const candidates = (options: LoadOptions): ReadonlyArray<Candidate> => [
     const file = path.resolve(options.cwd, options.settingsFile)
     return { file, root: path.dirname(file), required: true }
   })()])
-]
+])
+
+/**
+ * A file named twice (the project is the home directory, or `--settings` names a project file) is read
+ * once, as its highest source: read twice, its rules would be listed twice and its hooks run twice.
+ */
+const dropShadowed = (list: ReadonlyArray<Candidate>): ReadonlyArray<Candidate> =>
+  list.filter((candidate, index) => !list.slice(index + 1).some((later) => later.file === candidate.file))
 
 /** Reads and validates every settings file of the session and merges them with the flags. */
 export const load = (options: LoadOptions): Effect.Effect<Settings.Resolved, UsageError, FileSystem.FileSystem> =>

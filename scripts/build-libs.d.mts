@@ -1,0 +1,2 @@
+export declare const libraries: ReadonlyArray<string>
+export declare const buildLibraries: () => Promise<void>

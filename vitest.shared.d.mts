@@ -1,0 +1,1 @@
+export declare const sourceAliases: Readonly<Record<string, string>>
