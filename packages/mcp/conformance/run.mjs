@@ -29,7 +29,7 @@ if (!existsSync(node22) || !existsSync(runner)) {
 }
 
 const tsx = join(root, "node_modules", "tsx", "dist", "esm", "index.mjs")
-const command = `${process.execPath} --import ${tsx} ${join(here, "client.ts")}`
+const command = `${process.execPath} --conditions=source --import ${tsx} ${join(here, "client.ts")}`
 // The client scenarios of the `core` suite in 0.1.16, run one at a time: run in parallel, eighteen
 // adapters on a small machine miss the suite's own timeouts.
 const CORE = [
