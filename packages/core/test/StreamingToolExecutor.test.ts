@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck, Fiber, Schema, Scope } from "effect"
+import { Effect, Exit, FastCheck, Fiber, Schema, Scope, Stream } from "effect"
 import type * as Message from "../src/Message.js"
 import * as StreamingToolExecutor from "../src/StreamingToolExecutor.js"
 import * as Tool from "../src/Tool.js"
@@ -63,13 +63,23 @@ describe("StreamingToolExecutor", () => {
   it.effect("progress is yielded at once; results wait for the calls before them", () => {
     const probe = makeProbe()
     return Effect.gen(function*() {
-      const { executor, reader } = yield* startExecutor()
+      const scope = yield* Scope.make()
+      const executor = yield* StreamingToolExecutor.make(context).pipe(Scope.extend(scope))
       const uses = [use("R", "slow", 30), use("R", "fast", 5)]
+      const keys = keysOf(uses)
+      const seen: Array<string> = []
+      const reader = yield* executor.events.pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(...describeEvents([event], keys)))),
+        Effect.fork
+      )
       yield* executor.addTools(uses)
       yield* executor.end
-      yield* advance(40)
-      const events = yield* Fiber.join(reader)
-      assert.deepStrictEqual(describeEvents(events, keysOf(uses)), [
+      yield* advance(10)
+      // fast is done and slow still runs: fast's progress is out, its result waits for slow's.
+      assert.deepStrictEqual(seen, ["progress:done fast"])
+      yield* advance(30)
+      yield* Fiber.join(reader)
+      assert.deepStrictEqual(seen, [
         "progress:done fast",
         "progress:done slow",
         "result:slow:slow ok",

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
 import * as Tool from "../src/Tool.js"
 import * as ToolExecutor from "../src/ToolExecutor.js"
 import * as ToolOrchestration from "../src/ToolOrchestration.js"
@@ -78,10 +78,18 @@ describe("runTools", () => {
   it.effect("results come in call order whatever order the calls finish in; progress as it happens", () =>
     Effect.gen(function*() {
       const uses = [use("R", "slow", 30), use("R", "fast", 10), use("R", "mid", 20)]
-      const fiber = yield* ToolOrchestration.runTools(uses, context).pipe(collect, Effect.fork)
-      yield* advance(40)
-      const events = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(describeEvents(events, keysOf(uses)), [
+      const keys = keysOf(uses)
+      const seen: Array<string> = []
+      const fiber = yield* ToolOrchestration.runTools(uses, context).pipe(
+        Stream.runForEach((event) => Effect.sync(() => seen.push(...describeEvents([event], keys)))),
+        Effect.fork
+      )
+      yield* advance(25)
+      // fast and mid are done, slow still runs: their progress is out, their results wait for slow's.
+      assert.deepStrictEqual(seen, ["progress:done fast", "progress:done mid"])
+      yield* advance(15)
+      yield* Fiber.join(fiber)
+      assert.deepStrictEqual(seen, [
         "progress:done fast",
         "progress:done mid",
         "progress:done slow",
