@@ -190,8 +190,8 @@ export const make = (
       for (const call of calls) {
         if (call === failed || call.message !== failed.message) continue
         if (call.status === "queued") settle(call, synthetic(call, reason))
-        // A `block` call must not be cut off halfway; it finishes and keeps its own result.
-        else if (call.status === "executing" && call.interruptBehavior === "cancel") requestCancel(call, reason)
+        // Every running sibling, `block` ones too: as in Claude Code, `block` only holds off the user's interruption.
+        else if (call.status === "executing") requestCancel(call, reason)
       }
       holdQueue = false
     }

@@ -129,6 +129,23 @@ describe("StreamingToolExecutor", () => {
     }).pipe(withTools(probe))
   })
 
+  it.effect("a cascade interrupts block calls too: block only holds off the user's interruption, as in Claude Code", () => {
+    const probe = makeProbe()
+    return Effect.gen(function*() {
+      const { executor, reader } = yield* startExecutor()
+      const uses = [use("Blk", "block", 100), use("Sh", "test", 10, { fail: true, command: "npm test" })]
+      yield* executor.addTools(uses)
+      yield* executor.end
+      yield* advance(20)
+      const events = yield* Fiber.join(reader)
+      assert.deepStrictEqual(results(events).map((r) => r.result.content), [
+        "<tool_use_error>Cancelled: parallel tool call Sh(npm test) errored</tool_use_error>",
+        "<tool_use_error>test failed</tool_use_error>"
+      ])
+      assert.isTrue(probe.log.includes("stop block"))
+    }).pipe(withTools(probe))
+  })
+
   it.effect("the failed call is named by the first 40 characters of its command", () =>
     Effect.gen(function*() {
       const { executor, reader } = yield* startExecutor()
