@@ -3,11 +3,12 @@
  * `permission_request` event goes out on stdout, and the call waits here for the matching
  * `permission_response` line. When the peer cannot answer any more (stdin closed, the session aborted),
  * waiting asks are denied and later ones are denied at once: a call never waits for an answer that
- * cannot come.
+ * cannot come. The exec loop registers each ask as its `permission_request` line goes out, so an answer that
+ * comes back before the call reaches this prompter (a PermissionRequest hook runs in between) is kept.
  */
 import { PermissionPrompter } from "@toolwright/core"
 import type { Permission } from "@toolwright/core"
-import { Context, Deferred, Effect, Layer } from "effect"
+import { Context, Deferred, Effect, FiberId, Layer } from "effect"
 
 /** Claude Code's texts for a denied call, so models read what they already know. */
 export const REJECT_MESSAGE =
@@ -28,7 +29,11 @@ export interface PermissionResponse {
 }
 
 export interface Service {
-  /** Hands an answer to the call waiting for it; `false` when no call waits under that id. */
+  /** A `permission_request` for this call is going out: its answer is kept from now on, even if it comes early. */
+  readonly expect: (toolUseId: string, toolName: string) => Effect.Effect<void>
+  /** The call has its result: an answer for it is no longer wanted. */
+  readonly forget: (toolUseId: string) => Effect.Effect<void>
+  /** Hands an answer to the call asking for it; `false` when no call asks under that id or it has its answer. */
   readonly answer: (response: PermissionResponse) => Effect.Effect<boolean>
   /** Denies every waiting ask with `reason` (the session was aborted); later asks still wait. */
   readonly denyPending: (reason: string) => Effect.Effect<void>
@@ -67,6 +72,16 @@ export const make = Effect.sync(() => {
   const waiting = new Map<string, Waiting>()
   let closedReason: string | undefined
 
+  // Entries stay until their call has read the answer (or has its result): an answer may come before the ask.
+  const entryFor = (toolUseId: string, toolName: string): Waiting => {
+    const existing = waiting.get(toolUseId)
+    if (existing !== undefined) return existing
+    const created = { toolName, answer: Deferred.unsafeMake<Permission.PermissionAnswer>(FiberId.none) }
+    waiting.set(toolUseId, created)
+    return created
+  }
+
+  // Answers the asks still open; those already answered keep their answer.
   const denyAll = (reason: string) =>
     Effect.forEach(
       [...waiting.entries()],
@@ -76,34 +91,33 @@ export const make = Effect.sync(() => {
           message: unansweredMessage(entry.toolName, toolUseId, reason)
         }),
       { discard: true }
-    ).pipe(Effect.zipRight(Effect.sync(() => waiting.clear())))
+    )
 
   const prompter: PermissionPrompter.Service = {
     ask: (request) =>
       Effect.suspend(() => {
         const toolUseId = request.context.toolUseId
-        if (closedReason !== undefined) {
-          return Effect.succeed<Permission.PermissionAnswer>({
-            behavior: "deny",
-            message: unansweredMessage(request.tool.name, toolUseId, closedReason)
-          })
-        }
-        return Effect.flatMap(Deferred.make<Permission.PermissionAnswer>(), (answer) => {
-          waiting.set(toolUseId, { toolName: request.tool.name, answer })
-          return Deferred.await(answer).pipe(Effect.ensuring(Effect.sync(() => {
-            if (waiting.get(toolUseId)?.answer === answer) waiting.delete(toolUseId)
-          })))
+        const entry = entryFor(toolUseId, request.tool.name)
+        const denyIfClosed = closedReason === undefined ? Effect.void : Deferred.succeed(entry.answer, {
+          behavior: "deny",
+          message: unansweredMessage(request.tool.name, toolUseId, closedReason)
         })
+        return denyIfClosed.pipe(
+          Effect.zipRight(Deferred.await(entry.answer)),
+          Effect.ensuring(Effect.sync(() => {
+            if (waiting.get(toolUseId) === entry) waiting.delete(toolUseId)
+          }))
+        )
       })
   }
 
   const service: Service = {
+    expect: (toolUseId, toolName) => Effect.sync(() => void entryFor(toolUseId, toolName)),
+    forget: (toolUseId) => Effect.sync(() => void waiting.delete(toolUseId)),
     answer: (response) =>
       Effect.suspend(() => {
         const entry = waiting.get(response.toolUseId)
-        if (entry === undefined) return Effect.succeed(false)
-        waiting.delete(response.toolUseId)
-        return Effect.as(Deferred.succeed(entry.answer, toAnswer(response)), true)
+        return entry === undefined ? Effect.succeed(false) : Deferred.succeed(entry.answer, toAnswer(response))
       }),
     denyPending: denyAll,
     close: (reason) =>
@@ -111,7 +125,9 @@ export const make = Effect.sync(() => {
         closedReason ??= reason
         return denyAll(reason)
       }),
-    waiting: Effect.sync(() => [...waiting.keys()])
+    waiting: Effect.suspend(() =>
+      Effect.filter([...waiting.entries()], ([, entry]) => Effect.map(Deferred.isDone(entry.answer), (done) => !done))
+    ).pipe(Effect.map((entries) => entries.map(([toolUseId]) => toolUseId)))
   }
   return { prompter, service }
 })

@@ -13,7 +13,7 @@ import {
   ToolRuntime,
   ToolUseContext
 } from "@toolwright/core"
-import { Deferred, Effect, FastCheck, Fiber, Layer, Mailbox, Schema } from "effect"
+import { Deferred, Duration, Effect, FastCheck, Fiber, Layer, Mailbox, Schema } from "effect"
 import { Writable } from "node:stream"
 import * as ExecCommand from "../src/commands/ExecCommand.js"
 import * as JsonLinesPrompter from "../src/JsonLinesPrompter.js"
@@ -22,7 +22,9 @@ type Line = Record<string, unknown>
 
 const makeHarness = (
   mode: Permission.PermissionMode = "default",
-  options: { readonly cascade?: ToolOrchestration.CascadePolicy } = {}
+  options: { readonly cascade?: ToolOrchestration.CascadePolicy } = {},
+  /** Stands for a PermissionRequest hook that looks at the ask, takes its time and leaves it to the peer. */
+  askDelay?: Duration.DurationInput
 ) =>
   Effect.gen(function*() {
     const latches = new Map<string, Deferred.Deferred<void>>()
@@ -61,7 +63,13 @@ const makeHarness = (
     const { prompter, service } = yield* JsonLinesPrompter.make
     const layer = ToolOrchestration.layerWith({}).pipe(
       Layer.provideMerge(ToolRuntime.layer),
-      Layer.provide(Layer.merge(ToolRuntime.defaultStages, Layer.succeed(PermissionPrompter.PermissionPrompter, prompter))),
+      Layer.provide(Layer.merge(
+        ToolRuntime.defaultStages,
+        Layer.succeed(PermissionPrompter.PermissionPrompter, {
+          ask: (request) =>
+            askDelay === undefined ? prompter.ask(request) : Effect.zipRight(Effect.sleep(askDelay), prompter.ask(request))
+        })
+      )),
       Layer.provide(ToolRegistry.layerTools(tools)),
       Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
     )
@@ -237,6 +245,20 @@ describe("toolwright exec (in-process)", () => {
         "Line 5: no permission_request is waiting for tool_use_id \"zzz\".",
         "Line 6: the permission_response's `behavior` must be \"allow\" or \"deny\", not \"maybe\"."
       ])
+    }))
+
+  it.live("an answer that comes back before the prompter is asked (a slow PermissionRequest hook) is kept", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness("default", {}, "40 millis")
+      yield* h.send(toolUse("w", "Change", "w"))
+      yield* h.until((line) => line.type === "permission_request")
+      yield* h.send({ type: "permission_response", tool_use_id: "w", behavior: "allow" })
+      yield* h.open("w")
+      yield* h.until((line) => line.type === "tool_result")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(h.output.filter((line) => line.type === "error"), [])
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.content]), [["w", "w done"]])
     }))
 
   it.live("EOF with a permission request unanswered denies it: exec never hangs", () =>

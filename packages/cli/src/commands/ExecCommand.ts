@@ -194,8 +194,15 @@ export const run = (
       cwd: context.cwd,
       permission_mode: context.permissionContext.mode
     }))
+    // An ask is registered before its line goes out, so the peer's answer finds it however fast it comes.
+    const track = (event: Message.RuntimeEvent): Effect.Effect<void> =>
+      event._tag === "PermissionRequest"
+        ? prompter.expect(event.toolUseId, event.toolName)
+        : event._tag === "ToolResult"
+        ? prompter.forget(event.toolUseId)
+        : Effect.void
     const writer = yield* executor.events.pipe(
-      Stream.runForEach((event) => io.write(encodeLine(eventLine(event)))),
+      Stream.runForEach((event) => Effect.zipRight(track(event), io.write(encodeLine(eventLine(event))))),
       // In the scope, not under this fiber: an interrupted loop must still flush every result through it.
       Effect.forkScoped
     )
