@@ -10,6 +10,7 @@ import {
   collect,
   context,
   describeEvents,
+  keyOf,
   keysOf,
   layerFor,
   makeProbe,
@@ -27,7 +28,7 @@ describe("partitionToolCalls", () => {
     const uses = [use("R", "a", 1), use("R", "b", 1), use("W", "c", 1), use("R", "d", 1), use("R", "e", 1)]
     const batches = ToolOrchestration.partitionToolCalls(uses, findIn(tools))
     assert.deepStrictEqual(
-      batches.map((batch) => ({ concurrent: batch.concurrent, keys: batch.toolUses.map((u) => (u.input as { key: string }).key) })),
+      batches.map((batch) => ({ concurrent: batch.concurrent, keys: batch.toolUses.map(keyOf) })),
       [
         { concurrent: true, keys: ["a", "b"] },
         { concurrent: false, keys: ["c"] },

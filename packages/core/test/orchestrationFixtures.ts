@@ -2,7 +2,7 @@
  * Fake tools for the orchestration tests: each call sleeps `ms` on the (test) clock, reports progress,
  * may fail, and records into a probe when it starts and ends and how many calls ran at once.
  */
-import { Effect, Layer, Schema, Stream, TestClock } from "effect"
+import { Effect, Layer, Predicate, Schema, Stream, TestClock } from "effect"
 import type * as Message from "../src/Message.js"
 import * as Permission from "../src/Permission.js"
 import * as Tool from "../src/Tool.js"
@@ -123,8 +123,11 @@ export const describeEvents = (events: ReadonlyArray<Message.RuntimeEvent>, keys
     }
   })
 
-export const keysOf = (uses: ReadonlyArray<Message.ToolUseBlock>) =>
-  new Map(uses.map((use) => [use.id, (use.input as { key: string }).key]))
+/** The `key` a call of the fake tools was made with. */
+export const keyOf = (use: Message.ToolUseBlock): string =>
+  Predicate.hasProperty(use.input, "key") && typeof use.input.key === "string" ? use.input.key : use.id
+
+export const keysOf = (uses: ReadonlyArray<Message.ToolUseBlock>) => new Map(uses.map((use) => [use.id, keyOf(use)]))
 
 export const collect = <E, R>(stream: Stream.Stream<Message.RuntimeEvent, E, R>) =>
   Stream.runCollect(stream).pipe(Effect.map((chunk) => Array.from(chunk)))
