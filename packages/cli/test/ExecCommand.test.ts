@@ -379,6 +379,23 @@ describe("toolwright exec (in-process)", () => {
       ])
     }))
 
+  it.live("a lone tool_use sent once every call of the streamed message has its result starts a new message", () =>
+    Effect.gen(function*() {
+      const h = yield* makeHarness("bypassPermissions")
+      yield* h.send(toolUse("sh", "Shell", "sh"))
+      yield* h.open("sh")
+      yield* h.until((line) => line.tool_use_id === "sh")
+      // The model has read the failure and answers with a new call: the cascade is over.
+      yield* h.send(toolUse("next", "Look", "next"))
+      yield* h.open("next")
+      yield* h.input.end
+      yield* Fiber.join(h.fiber)
+      assert.deepStrictEqual(results(h.output).map((r) => [r.tool_use_id, r.content]), [
+        ["sh", "<tool_use_error>sh failed</tool_use_error>"],
+        ["next", "next done"]
+      ])
+    }))
+
   it.effect("the cascade policy comes from the toolErrorCascade setting; a bad value names the key and the files", () =>
     Effect.gen(function*() {
       const resolved = (merged: Record<string, unknown>) => ({

@@ -4,7 +4,8 @@
  * Out on stdout, one JSON object per line and nothing else: `ready` (first, with the session id),
  * `progress`, `permission_request`, `tool_result` (with `duration_ms`) and `error` (a bad input line, by
  * number). Logs go to stderr. EOF finishes what runs, then exits 0; SIGINT/SIGTERM interrupt like an
- * abort, flush every result, then exit.
+ * abort, flush every result, then exit. An error cascade stays within one assistant message; lone tool_use
+ * lines streamed while a call of theirs still runs count as one message.
  */
 import { Command, Options } from "@effect/cli"
 import { NodeStream } from "@effect/platform-node"
@@ -181,9 +182,10 @@ export const run = (
     const prompter = yield* JsonLinesPrompter.JsonLinesPrompter
     // One executor for the session. As in Claude Code, a cascade reaches only the calls of the failing call's
     // assistant message: an assistant message line is one message, and lone tool_use lines join the message
-    // being streamed (they start a new one after an abort, which ends the turn).
+    // being streamed while a call of it still waits for its result (once all are out, the model has moved on);
+    // an abort ends the turn, so the next lone line starts a new message too.
     const executor = yield* StreamingToolExecutor.make(context, options)
-    let streaming = false
+    const streamedOpen = new Set<string>()
     const seen = new Set<string>()
     const error = (line: number, problem: string) =>
       io.write(encodeLine({ type: "error", line, message: `Line ${line}: ${problem}.` }))
@@ -199,7 +201,7 @@ export const run = (
       event._tag === "PermissionRequest"
         ? prompter.expect(event.toolUseId, event.toolName)
         : event._tag === "ToolResult"
-        ? prompter.forget(event.toolUseId)
+        ? Effect.zipRight(Effect.sync(() => streamedOpen.delete(event.toolUseId)), prompter.forget(event.toolUseId))
         : Effect.void
     const writer = yield* executor.events.pipe(
       Stream.runForEach((event) => Effect.zipRight(track(event), io.write(encodeLine(eventLine(event))))),
@@ -215,7 +217,7 @@ export const run = (
         case "Invalid":
           return error(line, parsed.problem)
         case "Abort":
-          streaming = false
+          streamedOpen.clear()
           return Effect.zipRight(prompter.denyPending("the session was aborted"), executor.abort)
         case "Answer":
           return Effect.flatMap(prompter.answer(parsed.response), (answered) =>
@@ -240,8 +242,11 @@ export const run = (
                 fresh.push(toolUse)
               }
             }
-            yield* parsed.message || !streaming ? executor.addMessage(fresh) : executor.addTools(fresh)
-            streaming = !parsed.message
+            const joins = !parsed.message && streamedOpen.size > 0
+            if (parsed.message) streamedOpen.clear()
+            // Tracked before they are added: a call cancelled at once has its result out straight away.
+            else for (const toolUse of fresh) streamedOpen.add(toolUse.id)
+            yield* joins ? executor.addTools(fresh) : executor.addMessage(fresh)
           })
       }
     }
