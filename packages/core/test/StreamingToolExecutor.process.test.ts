@@ -8,6 +8,7 @@ import { spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import * as StreamingToolExecutor from "../src/StreamingToolExecutor.js"
 import * as Tool from "../src/Tool.js"
+import * as ToolErrors from "../src/ToolErrors.js"
 import { collect, context, layerFor } from "./orchestrationFixtures.js"
 
 /** The processes of a process group that are still alive (zombies waiting for a reaper do not count). */
@@ -44,6 +45,7 @@ const makeSleeper = (spawned: Deferred.Deferred<number>) =>
     description: "starts a shell that backgrounds a sleep and sleeps",
     input: Schema.Struct({}),
     isReadOnly: () => true,
+    isConcurrencySafe: () => true,
     call: () =>
       Effect.scoped(Effect.gen(function*() {
         const child = yield* Effect.acquireRelease(
@@ -96,6 +98,43 @@ describe("StreamingToolExecutor with real processes", () => {
             "<tool_use_error>Interrupted by user: Sleeper was stopped before it finished, so its work may be incomplete. Wait for the user to tell you how to proceed.</tool_use_error>",
           is_error: true
         })
+        yield* Scope.close(scope, Exit.void)
+      }).pipe(Effect.provide(layer))
+    }))
+
+  it.live("a cascade from a failing sibling kills the running call's process group", () =>
+    Effect.gen(function*() {
+      const spawned = yield* Deferred.make<number>()
+      // Fails, cascading like Bash, once the sleeper's shell and its background sleep are up.
+      const Failer = Tool.make({
+        name: "Failer",
+        description: "fails once the sleeper runs",
+        input: Schema.Struct({ command: Schema.String }),
+        cascadeOnError: true,
+        isConcurrencySafe: () => true,
+        call: () =>
+          Deferred.await(spawned).pipe(
+            Effect.flatMap((pgid) => waitForGroup(pgid, 2)),
+            Effect.zipRight(Effect.fail(new ToolErrors.ToolError({ message: "exit 1" })))
+          )
+      })
+      const layer = layerFor([makeSleeper(spawned), Failer])
+      yield* Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const executor = yield* StreamingToolExecutor.make(context).pipe(Scope.extend(scope))
+        const reader = yield* collect(executor.events).pipe(Effect.fork)
+        yield* executor.addTools([
+          { type: "tool_use", id: "toolu_sleep", name: "Sleeper", input: {} },
+          { type: "tool_use", id: "toolu_fail", name: "Failer", input: { command: "make check" } }
+        ])
+        const pgid = yield* Deferred.await(spawned)
+        yield* executor.end
+        const events = yield* Fiber.join(reader)
+        assert.deepStrictEqual(livingInGroup(pgid), [])
+        assert.deepStrictEqual(events.flatMap((e) => (e._tag === "ToolResult" ? [e.result.content] : [])), [
+          "<tool_use_error>Cancelled: parallel tool call Failer(make check) errored</tool_use_error>",
+          "<tool_use_error>exit 1</tool_use_error>"
+        ])
         yield* Scope.close(scope, Exit.void)
       }).pipe(Effect.provide(layer))
     }))
