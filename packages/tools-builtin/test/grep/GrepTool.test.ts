@@ -51,6 +51,14 @@ describe("Grep", () => {
       assert.strictEqual(around.text, "a.txt-1-one\na.txt:2:two needle\na.txt-3-three")
       const after = yield* grep({ pattern: "two", output_mode: "content", "-A": 1, "-n": false }, dir)
       assert.strictEqual(after.text, "a.txt:two needle\na.txt-three")
+      const before = yield* grep({ pattern: "five", output_mode: "content", "-B": 2 }, dir)
+      assert.strictEqual(before.text, "a.txt-3-three\na.txt-4-four\na.txt:5:five needle")
+      // context is -C's long name, and either wins over -A/-B.
+      const context = yield* grep({ pattern: "two", output_mode: "content", context: 1, "-A": 3 }, dir)
+      assert.strictEqual(context.text, "a.txt-1-one\na.txt:2:two needle\na.txt-3-three")
+      // Context flags do nothing outside content mode.
+      const files = yield* grep({ pattern: "two", "-C": 2 }, dir)
+      assert.strictEqual(files.text, "Found 1 file\na.txt")
       const none = yield* grep({ pattern: "absent", output_mode: "content" }, dir)
       assert.strictEqual(none.text, "No matches found")
     }))
@@ -204,6 +212,33 @@ describe("Grep", () => {
       yield* Fiber.interrupt(fiber)
       yield* waitForNoRg(dir)
       assert.deepStrictEqual(rgProcessesIn(dir), [])
+    }))
+
+  it.scopedLive("reports progress (files with matches) while rg runs", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // rg searches a FIFO named as its path until every writer closed it: 200 KB of matches (more than rg's
+      // read and output buffers, so its output flows), then a writer kept open, so rg runs until interrupted.
+      const fifo = path.join(dir, "pipe")
+      execFileSync("mkfifo", [fifo])
+      // O_RDWR does not wait for a reader; writes go through libuv's pool, so the event loop keeps reading rg.
+      const writer = yield* Effect.acquireRelease(
+        Effect.promise(() => fs.promises.open(fifo, "r+")),
+        (handle) => Effect.promise(() => handle.close())
+      )
+      const reports: Array<unknown> = []
+      const fiber = yield* GrepTool.call({ pattern: "x", path: "pipe", output_mode: "content", head_limit: 0 }, contextFor(dir))
+        .pipe(
+          Effect.provideService(ToolProgress.ToolProgress, { report: (data) => Effect.sync(() => reports.push(data)) }),
+          Effect.fork
+        )
+      yield* Effect.promise(() => writer.write("x\n".repeat(100_000)))
+      yield* Effect.sync(() => reports.length).pipe(
+        Effect.repeat({ schedule: Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")), until: (n) => n > 0 })
+      )
+      yield* Fiber.interrupt(fiber)
+      assert.deepStrictEqual(reports[0], { filesWithMatches: 1 })
+      yield* waitForNoRg(dir)
     }))
 
   it("schema: Claude Code's parameter names; read-only and concurrency-safe", () => {

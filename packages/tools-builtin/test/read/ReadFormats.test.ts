@@ -57,6 +57,22 @@ describe("Read: encodings", () => {
       assert.strictEqual(call.text, "1\tcafé crème")
     }))
 
+  it.scopedLive("a UTF-16 BOM on an odd number of bytes is not UTF-16: Latin-1 as for Edit, binary with NULs", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, {
+        "odd.txt": new Uint8Array([0xff, 0xfe, 0x41, 0x42, 0x43]),
+        "odd-nul.txt": new Uint8Array([0xff, 0xfe, 0x41, 0x00, 0x42])
+      })
+      const odd = yield* read({ file_path: path.join(dir, "odd.txt") }, dir)
+      assert.strictEqual(odd.text, "1\tÿþABC")
+      const nul = yield* read({ file_path: path.join(dir, "odd-nul.txt") }, dir)
+      assert.strictEqual(
+        nul.text,
+        "<tool_use_error>This tool cannot read binary files. The file appears to be a binary .txt file. Please use appropriate tools for binary file analysis.</tool_use_error>"
+      )
+    }))
+
   it.scopedLive("a file holding only a BOM is empty", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

@@ -207,4 +207,15 @@ describe("Read", () => {
         "pages"
       ])
     }))
+
+  it("loads sharp and unpdf only when an image or PDF is read: no static import anywhere in the package", () => {
+    // A static import would make every CLI start and `mcp serve` pay for native image code and pdf.js.
+    const src = path.join(__dirname, "..", "..", "src")
+    const files = fs.readdirSync(src, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"))
+    const eager = files.filter((file) =>
+      /^import(?!\s+type\b)[^;]*?from\s+"(sharp|unpdf)"/m.test(fs.readFileSync(path.join(src, file), "utf8"))
+    )
+    assert.deepStrictEqual(eager, [])
+    assert.isTrue(files.includes(path.join("read", "image.ts")))
+  })
 })
