@@ -91,7 +91,9 @@ export const buildArgs = (input: GrepInput, target: string | undefined, nullAfte
   else if (mode === "count") args.push("-c", "--with-filename")
   else {
     args.push("--with-filename")
-    if (input["-n"] ?? true) args.push("-n")
+    // `--null` replaces the separator after the path, the only mark of a match (":") or context ("-") line when
+    // numbers are off: with it, numbers are always asked for (`N:` / `N-`), and `restore` drops them if unwanted.
+    if ((input["-n"] ?? true) || nullAfterPath) args.push("-n")
     const around = input.context ?? input["-C"]
     if (around !== undefined) args.push("-C", String(around))
     else {
@@ -134,7 +136,8 @@ const fileCounter = (mode: "content" | "files_with_matches" | "count") => {
 const denyFilter = (
   mode: "content" | "files_with_matches" | "count",
   cwd: string,
-  isDenied: IsDenied
+  isDenied: IsDenied,
+  lineNumbers: boolean
 ) => {
   const pathOf = (line: string): string | undefined => {
     if (mode === "files_with_matches") return line
@@ -150,10 +153,14 @@ const denyFilter = (
     restore: (line: string): string => {
       const nul = line.indexOf("\0")
       if (nul === -1) return line
-      const rest = line.slice(nul + 1)
-      // Context lines number as `N-`, matches as `N:`; without numbers rg's own separator is ":".
-      const separator = /^\d+-/.test(rest) ? "-" : ":"
-      return `${line.slice(0, nul)}${separator}${rest}`
+      // rg numbered every line (see buildArgs): context lines `N-text`, matches `N:text`.
+      const numbered = /^(\d+)([:-])/.exec(line.slice(nul + 1))
+      if (numbered === null) return line
+      const text = line.slice(nul + 1 + numbered[0].length)
+      const separator = numbered[2]
+      return lineNumbers
+        ? `${line.slice(0, nul)}${separator}${numbered[1]}${separator}${text}`
+        : `${line.slice(0, nul)}${separator}${text}`
     }
   }
 }
@@ -182,7 +189,7 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
   const offset = input.offset ?? 0
   const countScanned = fileCounter(mode)
   const isDenied = readDenyFilter(context)
-  const denied = isDenied === undefined ? undefined : denyFilter(mode, context.cwd, isDenied)
+  const denied = isDenied === undefined ? undefined : denyFilter(mode, context.cwd, isDenied, input["-n"] ?? true)
   // File lists are dated as rg finds them, so the stats overlap rg's search instead of following it.
   const found: Array<Dated> = []
   const accept = mode === "files_with_matches"

@@ -53,5 +53,15 @@ describe("Read deny rules filter Glob and Grep results", () => {
       const open = yield* callTool([GrepTool], "Grep", { pattern: "token" }, ToolUseContext.make({ cwd: dir }))
       assert.strictEqual(open.text.split("\n")[0], "Found 4 files")
       assert.isTrue(open.text.includes(path.join("secrets", "key.txt")))
+      // Without line numbers, matches still end their path with ":" and context lines with "-", even for a
+      // line that starts like a number and a dash.
+      writeFiles(dir, { "log.txt": "2024-01-01 token\n12-after\n" })
+      const plain = yield* callTool(
+        [GrepTool],
+        "Grep",
+        { pattern: "token", output_mode: "content", "-A": 1, "-n": false, glob: "*.txt" },
+        context
+      )
+      assert.strictEqual(plain.text, "log.txt:2024-01-01 token\nlog.txt-12-after")
     }))
 })
