@@ -11,6 +11,7 @@ import type { Message, ToolUseContext } from "@toolwright/core"
 import { Effect, Either, Schema } from "effect"
 import { recordRead, recordReadHash } from "../internal/fileState.js"
 import { realPath, resolvePath } from "../internal/paths.js"
+import { readDenyFilter } from "../internal/readDenyRules.js"
 import { BINARY_EXTENSIONS, imageMediaType } from "./fileKinds.js"
 import type { ImageResult } from "./image.js"
 import { imageBlock, readImage } from "./image.js"
@@ -63,15 +64,20 @@ export const STREAM_ABOVE_BYTES = 16 * 1024 * 1024
 export const readPath = (filePath: string, context: ToolUseContext.ToolUseContext): string =>
   realPath(resolvePath(context.cwd, filePath))
 
-/** Claude Code's hint for a missing file: a sibling with the same name and another extension. */
-const similarFile = (missing: string): Effect.Effect<string | undefined> =>
+/**
+ * Claude Code's hint for a missing file: a sibling with the same name and another extension. Never one the
+ * user denied reading: the hint would tell the model that `.env` exists when it asked for `.env.local`.
+ */
+const similarFile = (missing: string, context: ToolUseContext.ToolUseContext): Effect.Effect<string | undefined> =>
   Effect.promise(async () => {
     const dir = path.dirname(missing)
     const stem = path.basename(missing, path.extname(missing))
+    const isDenied = readDenyFilter(context)
     try {
       const entries = await fs.readdir(dir)
       const match = entries.find((name) =>
-        name !== path.basename(missing) && path.basename(name, path.extname(name)) === stem
+        name !== path.basename(missing) && path.basename(name, path.extname(name)) === stem &&
+        (isDenied === undefined || !isDenied(path.join(dir, name)))
       )
       return match === undefined ? undefined : path.join(dir, match)
     } catch {
@@ -84,7 +90,7 @@ const statFile = (file: string, context: ToolUseContext.ToolUseContext) =>
     Effect.catchAll((error) => {
       const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
       if (code === "ENOENT" || code === "ENOTDIR") {
-        return Effect.flatMap(similarFile(file), (suggestion) => fail(Prompt.fileNotFound(context.cwd, suggestion)))
+        return Effect.flatMap(similarFile(file, context), (suggestion) => fail(Prompt.fileNotFound(context.cwd, suggestion)))
       }
       return fail(`Could not read ${file}: ${error instanceof Error ? error.message : String(error)}`)
     })

@@ -4,6 +4,7 @@ import { Permission, ToolUseContext } from "@toolwright/core"
 import { Effect } from "effect"
 import { GlobTool } from "../../src/glob/GlobTool.js"
 import { GrepTool } from "../../src/grep/GrepTool.js"
+import { ReadTool } from "../../src/read/ReadTool.js"
 import { callTool, tempDir, writeFiles } from "../support/runTool.js"
 
 /** A session whose settings deny reading `secrets/` and `.env` files. */
@@ -24,6 +25,22 @@ const files = {
 }
 
 describe("Read deny rules filter Glob and Grep results", () => {
+  it.scopedLive("Read's did-you-mean hint for a missing file never names a denied one", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, files)
+      writeFiles(dir, { "src/app.js": "" })
+      const context = denying(dir)
+      const hidden = yield* callTool([ReadTool], "Read", { file_path: path.join(dir, ".env.local") }, context)
+      assert.strictEqual(
+        hidden.text,
+        `<tool_use_error>File does not exist. Note: your current working directory is ${dir}.</tool_use_error>`
+      )
+      const shown = yield* callTool([ReadTool], "Read", { file_path: path.join(dir, "src/app.py") }, context)
+      assert.match(shown.text, /Did you mean .*\/src\/app\.(ts|js)\?<\/tool_use_error>$/)
+    }))
+
+
   it.scopedLive("Glob does not list denied files", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
