@@ -2,7 +2,7 @@
  * Builds what a command runs tools with, from its shared options: the tool registry (built-in tools and
  * plugins), the runtime's stage layers and the session's `ToolUseContext`.
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   CommandHooks,
   PermissionPolicy,
@@ -278,7 +278,13 @@ export const runtimeLayerFor = (
   ToolRuntime.layer.pipe(
     // As `runtimeLayer`: an interactive `run` of an MCP tool asks in the terminal like any other tool.
     Layer.provide(
-      Layer.mergeAll(resultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
+      Layer.mergeAll(
+        resultStages,
+        settingsStages,
+        withPermissionRequestHooks(TerminalPrompter.layerAuto),
+        // The default per-call limit, as exec has it; a bad value is a usage error.
+        ToolExecutor.layerConfig.pipe(Layer.mapError((error) => new UsageError({ message: error.message })))
+      )
     ),
     Layer.provideMerge(registryLayerFor(options))
   )

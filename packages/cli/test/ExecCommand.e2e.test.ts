@@ -137,6 +137,21 @@ describe("toolwright exec (the built CLI)", () => {
       assert.deepStrictEqual(sleeping(), [])
     }))
 
+  it("TOOLWRIGHT_TOOL_TIMEOUT_MS is read by run as by exec: an invalid value is a start-up error for both", () => {
+    for (const args of [["exec", "--cwd", dir], ["run", "Read", "--cwd", dir, "--input", "{\"file_path\":\"tiny.txt\"}"]]) {
+      const run = spawnSync(process.execPath, [bin, ...args], {
+        input: "",
+        encoding: "utf8",
+        env: { ...process.env, TOOLWRIGHT_TOOL_TIMEOUT_MS: "soon" }
+      })
+      assert.strictEqual(run.status, 2, `${args[0]}: ${run.stdout}${run.stderr}`)
+      assert.include(
+        run.stderr,
+        "Error: TOOLWRIGHT_TOOL_TIMEOUT_MS must be a whole number of milliseconds above 0, but it is \"soon\". Unset it to let calls run without a default limit."
+      )
+    }
+  })
+
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it.scopedLive(`${signal} interrupts a running call, flushes its result and the queued one's, and exits`, () =>
       Effect.gen(function*() {
