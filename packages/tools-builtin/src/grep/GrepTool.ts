@@ -108,13 +108,15 @@ export const buildArgs = (input: GrepInput, target: string | undefined, nullAfte
   return args
 }
 
-/** `| tail -n +offset | head -limit`; the limit is reported only when it cut something. */
-const applyHeadLimit = <A>(items: ReadonlyArray<A>, limit: number, offset: number) => {
-  if (limit === 0) return { items: items.slice(offset), appliedLimit: undefined }
-  return {
-    items: items.slice(offset, offset + limit),
-    appliedLimit: items.length - offset > limit ? limit : undefined
-  }
+/**
+ * `| tail -n +offset | head -limit`; the limit is reported only when it cut something. When rg was stopped
+ * at the memory bound (`capped`), what is shown is reported as the limit, so the model knows there is more
+ * and can page on with `offset`.
+ */
+const applyHeadLimit = <A>(items: ReadonlyArray<A>, limit: number, offset: number, capped: boolean) => {
+  const shown = limit === 0 ? items.slice(offset) : items.slice(offset, offset + limit)
+  const cut = limit !== 0 && items.length - offset > limit
+  return { items: shown, appliedLimit: cut ? limit : capped ? shown.length : undefined }
 }
 
 /** Counts each file once as its lines stream by, for progress (rg prints a file's lines together). */
@@ -204,6 +206,8 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
     ...(accept !== undefined ? { accept } : {}),
     progressEvery: Ripgrep.PROGRESS_INTERVAL,
     progressKey: "filesWithMatches",
+    // Without a line limit (head_limit 0, or a file list) rg could print gigabytes into memory: a 20 MB bound.
+    maxChars: Prompt.MAX_COLLECTED_CHARS,
     // One more line than shown tells whether head_limit cut anything.
     ...(mode !== "files_with_matches" && limit > 0 ? { maxLines: offset + limit + 1 } : {}),
     ...(countScanned !== undefined ? { countScanned } : {})
@@ -212,12 +216,12 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
 
   if (mode === "content") {
     const lines = denied === undefined ? result.lines : withoutOrphanSeparators(result.lines.map(denied.restore))
-    const { appliedLimit, items } = applyHeadLimit(lines, limit, offset)
+    const { appliedLimit, items } = applyHeadLimit(lines, limit, offset, result.overChars)
     return { mode, content: items.join("\n"), numLines: items.length, appliedLimit, appliedOffset } satisfies
       GrepOutput
   }
   if (mode === "count") {
-    const { appliedLimit, items } = applyHeadLimit(result.lines, limit, offset)
+    const { appliedLimit, items } = applyHeadLimit(result.lines, limit, offset, result.overChars)
     let numMatches = 0
     let numFiles = 0
     for (const line of items) {
@@ -230,7 +234,7 @@ const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUse
       GrepOutput
   }
   const sorted = sortNewestFirst(found)
-  const { appliedLimit, items } = applyHeadLimit(sorted, limit, offset)
+  const { appliedLimit, items } = applyHeadLimit(sorted, limit, offset, result.overChars)
   return {
     mode,
     filenames: items.map((file) => displayPath(context.cwd, file)),

@@ -6,6 +6,9 @@
 /** Entries shown when `head_limit` is not given; 0 means no limit. */
 export const DEFAULT_HEAD_LIMIT = 250
 
+/** rg is stopped once its kept output reaches this many characters, whatever head_limit says. */
+export const MAX_COLLECTED_CHARS = 20_000_000
+
 /** Lines longer than this are replaced by rg with a short note (rg --max-columns). */
 export const MAX_COLUMNS = 500
 

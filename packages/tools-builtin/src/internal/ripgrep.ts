@@ -31,6 +31,8 @@ export interface RunOptions {
   readonly accept?: (line: string) => boolean
   /** Stop rg once this many lines were kept. */
   readonly maxLines?: number
+  /** Stop rg once the kept lines hold this many characters: the memory bound of a search without a line limit. */
+  readonly maxChars?: number
   /** Reports `{ [progressKey]: count }` at most this often while rg runs, when the count moved; off when absent. */
   readonly progressEvery?: Duration.DurationInput
   /** The progress field: `filesScanned` (Glob, every listed file) unless named (Grep: `filesWithMatches`). */
@@ -46,8 +48,10 @@ export interface RunResult {
   /** rg's exit code; `undefined` when it was stopped after `maxLines`. */
   readonly exitCode: number | undefined
   readonly stderr: string
-  /** True when rg was stopped because `maxLines` lines were kept. */
+  /** True when rg was stopped because `maxLines` lines, or `maxChars` characters, were kept. */
   readonly stoppedEarly: boolean
+  /** True when it was `maxChars`: the lines are a prefix of what rg would have printed. */
+  readonly overChars: boolean
 }
 
 /**
@@ -97,10 +101,12 @@ export const run = (
     }
     return yield* Effect.async<RunResult, ToolErrors.ToolError>((resume) => {
       const lines: Array<string> = []
+      let keptChars = 0
+      let overChars = false
       let partial = ""
       let stderr = ""
       let done = false
-      const { accept, countScanned, maxLines } = options
+      const { accept, countScanned, maxChars, maxLines } = options
       const finish = (result: Effect.Effect<RunResult, ToolErrors.ToolError>) => {
         if (done) return
         done = true
@@ -110,11 +116,13 @@ export const run = (
         if (countScanned === undefined || countScanned(line)) state.scanned++
         if (accept !== undefined && !accept(line)) return false
         lines.push(line)
-        return maxLines !== undefined && lines.length >= maxLines
+        keptChars += line.length
+        if (maxChars !== undefined && keptChars >= maxChars) overChars = true
+        return overChars || (maxLines !== undefined && lines.length >= maxLines)
       }
       const stopEarly = () => {
         child.kill("SIGKILL")
-        finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: undefined, stderr, stoppedEarly: true }))
+        finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: undefined, stderr, stoppedEarly: true, overChars }))
       }
       child.stdout?.setEncoding("utf8")
       child.stderr?.setEncoding("utf8")
@@ -140,7 +148,9 @@ export const run = (
       })
       child.on("close", (code) => {
         if (partial !== "" && !done && take(partial)) return stopEarly()
-        finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: code ?? 2, stderr, stoppedEarly: false }))
+        finish(
+          Effect.succeed({ lines, scanned: state.scanned, exitCode: code ?? 2, stderr, stoppedEarly: false, overChars })
+        )
       })
       return kill(child)
     })

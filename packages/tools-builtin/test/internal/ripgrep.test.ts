@@ -1,7 +1,9 @@
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { ToolProgress } from "@toolwright/core"
 import { Effect, Fiber, TestClock } from "effect"
-import { reportProgress } from "../../src/internal/ripgrep.js"
+import { reportProgress, run } from "../../src/internal/ripgrep.js"
+import { tempDir, writeFiles } from "../support/runTool.js"
 
 describe("ripgrep progress", () => {
   it.scoped("reports the count at most every 100 ms, and only when it moved", () =>
@@ -36,5 +38,25 @@ describe("ripgrep progress", () => {
       count = 5
       yield* TestClock.adjust("1 second")
       assert.deepStrictEqual(reports, [])
+    }))
+})
+
+describe("ripgrep run", () => {
+  it.scopedLive("stops rg once the kept lines reach maxChars, and says so", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "a.txt": "hit\n".repeat(100_000) })
+      const capped = yield* run(["--no-config", "-N", "-e", "hit", "a.txt"], { cwd: dir, maxChars: 30 }).pipe(
+        Effect.provide(ToolProgress.layerNoop),
+        Effect.scoped
+      )
+      assert.deepStrictEqual(capped.lines, Array.from({ length: 10 }, () => "hit"))
+      assert.isTrue(capped.stoppedEarly)
+      assert.isTrue(capped.overChars)
+      const whole = yield* run(["--no-config", "-c", "-e", "hit", path.join(dir, "a.txt")], { cwd: dir, maxChars: 30 })
+        .pipe(Effect.provide(ToolProgress.layerNoop), Effect.scoped)
+      assert.deepStrictEqual(whole.lines, ["100000"])
+      assert.isFalse(whole.overChars)
+      assert.strictEqual(whole.exitCode, 0)
     }))
 })
