@@ -2,7 +2,9 @@
  * The `toolwright` command tree and its entry point: usage errors exit 2, error results exit 1.
  */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+// Subpath imports: the package index also loads undici (HTTP), which no command here needs at start-up.
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
 import * as ExecCommand from "./commands/ExecCommand.js"
 import * as PermissionsCommand from "./commands/PermissionsCommand.js"

@@ -8,7 +8,7 @@
  * lines streamed while a call of theirs still runs count as one message.
  */
 import { Command, Options } from "@effect/cli"
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Message, PermissionPrompter, StreamingToolExecutor, ToolOrchestration } from "@toolwright/core"
 import type { Settings, ToolUseContext } from "@toolwright/core"
 import { Effect, Fiber, Layer, Option, ParseResult, Schema, Stream } from "effect"

@@ -6,7 +6,6 @@
  * socat or ripgrep missing), commands are refused with what to install, unless the user allowed running
  * them unsandboxed. Off by default: then it wraps nothing.
  */
-import { SandboxManager } from "@anthropic-ai/sandbox-runtime"
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime"
 import { rgPath } from "@vscode/ripgrep"
 import { Context, Data, Effect, Layer, Schema } from "effect"
@@ -54,6 +53,8 @@ const SIGNS = /Read-only file system|Permission denied|Operation not permitted|C
 const make = (settings: Settings) =>
   Effect.gen(function*() {
     if (settings.enabled !== true) return off
+    // Loaded only when enabled: the runtime (and its TLS stack) would cost every start tens of milliseconds.
+    const { SandboxManager } = yield* Effect.promise(() => import("@anthropic-ai/sandbox-runtime"))
     const ripgrep = { command: settings.ripgrepCommand ?? rgPath }
     const supported = SandboxManager.isSupportedPlatform()
     const dependencies = supported ? SandboxManager.checkDependencies(ripgrep) : { errors: ["an unsupported platform"] }
