@@ -74,11 +74,22 @@ export const ToolResultThresholds = Schema.Record({
   message: () => "expected an object of positive character counts per tool, e.g. {\"Bash\": 80000}"
 })
 
+/** Which failed calls cancel their siblings: `"none"`, `"declared"`, or `{ tools, readOnly }`. */
+export const CascadeSetting = Schema.Union(
+  Schema.Literal("none", "declared"),
+  Schema.Struct({
+    tools: Schema.optional(Schema.Union(Schema.Literal("none", "declared"), Schema.Array(Schema.String))),
+    readOnly: Schema.optional(Schema.Boolean)
+  })
+)
+export type CascadeSetting = typeof CascadeSetting.Type
+
 export const Settings = Schema.Struct({
   permissions: Schema.optional(Permissions),
   hooks: Schema.optional(Hooks),
   env: Schema.optional(Env),
-  toolResultThresholds: Schema.optional(ToolResultThresholds)
+  toolResultThresholds: Schema.optional(ToolResultThresholds),
+  toolErrorCascade: Schema.optional(CascadeSetting)
 }, Extra)
 export type Settings = typeof Settings.Type
 

@@ -7,6 +7,7 @@
 import { Config, Context, Effect, Either, Layer, Mailbox, Option, ParseResult, Schema, Stream } from "effect"
 import type { RuntimeEvent, ToolUseBlock } from "./Message.js"
 import type * as Message from "./Message.js"
+import * as SettingsSchema from "./Settings.js"
 import type * as Tool from "./Tool.js"
 import { ToolRuntime } from "./ToolRuntime.js"
 import type { Service as RuntimeService } from "./ToolRuntime.js"
@@ -34,15 +35,9 @@ export interface CascadePolicy {
 
 export const defaultCascadePolicy: CascadePolicy = { tools: "declared", readOnly: false }
 
-/** The cascade policy as written in a settings file: `"none"`, `"declared"`, or `{ tools, readOnly }`. */
-export const CascadeSetting = Schema.Union(
-  Schema.Literal("none", "declared"),
-  Schema.Struct({
-    tools: Schema.optional(Schema.Union(Schema.Literal("none", "declared"), Schema.Array(Schema.String))),
-    readOnly: Schema.optional(Schema.Boolean)
-  })
-)
-export type CascadeSetting = typeof CascadeSetting.Type
+/** The cascade policy as written in a settings file (declared with the rest of the settings schema). */
+export const CascadeSetting = SettingsSchema.CascadeSetting
+export type CascadeSetting = SettingsSchema.CascadeSetting
 
 /** The policy a setting describes, missing fields taken from the default. */
 export const cascadePolicyFromSetting = (setting: CascadeSetting): CascadePolicy =>
