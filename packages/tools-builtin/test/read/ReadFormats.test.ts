@@ -3,6 +3,7 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import sharp from "sharp"
+import { hashContent } from "../../src/internal/fileState.js"
 import { MAX_IMAGE_BYTES } from "../../src/read/image.js"
 import { ReadTool } from "../../src/read/ReadTool.js"
 import { makePdf } from "../support/pdf.js"
@@ -262,5 +263,26 @@ describe("Read: PDFs", () => {
       const broken = yield* read({ file_path: path.join(dir, "broken.pdf") }, dir)
       assert.strictEqual(broken.result.is_error, true)
       assert.match(broken.text, /^<tool_use_error>Could not read the PDF .*broken\.pdf: /)
+    }))
+})
+
+describe("Read: images, notebooks and PDFs are recorded for Write, Edit and NotebookEdit", () => {
+  it.scopedLive("the read-file state holds each one's bytes hash and mtime", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, {
+        "pic.png": yield* image(4, 4, "png"),
+        "nb.ipynb": JSON.stringify({ cells: [{ cell_type: "code", source: "1", outputs: [] }] }),
+        "doc.pdf": makePdf(["One page"])
+      })
+      const context = contextFor(dir)
+      for (const name of ["pic.png", "nb.ipynb", "doc.pdf"]) {
+        const file = path.join(dir, name)
+        const call = yield* callTool([ReadTool], "Read", { file_path: file }, context)
+        assert.strictEqual(call.result.is_error, undefined, name)
+        const entry = context.readFileState.get(file)
+        assert.strictEqual(entry?.contentHash, hashContent(fs.readFileSync(file)), name)
+        assert.strictEqual(entry?.mtimeMs, fs.statSync(file).mtimeMs, name)
+      }
     }))
 })

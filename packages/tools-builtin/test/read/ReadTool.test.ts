@@ -99,8 +99,12 @@ describe("Read", () => {
         "<tool_use_error>Cannot read '/dev/zero': it is not a regular file (a device, FIFO or socket would block or produce endless output).</tool_use_error>"
       )
       const fifo = yield* read({ file_path: "pipe" }, dir)
-      assert.strictEqual(fifo.result.is_error, true)
-      assert.include(fifo.text, "it is not a regular file")
+      assert.strictEqual(
+        fifo.text,
+        `<tool_use_error>Cannot read '${
+          path.join(dir, "pipe")
+        }': it is not a regular file (a device, FIFO or socket would block or produce endless output).</tool_use_error>`
+      )
     }))
 
   it.scopedLive("binary files are refused, by extension and by content", () =>
