@@ -62,6 +62,14 @@ describe("Settings.decode", () => {
     )
     assert.include(errorOf({ hooks: { PostToolUse: [{ hooks: [{ type: "command", timeout: -1, command: "x" }] }] } }), "timeout")
     assert.include(errorOf([]), "expected a JSON object at the top level")
+    assert.strictEqual(
+      errorOf({ toolResultThresholds: { Bash: 0 } }),
+      "Invalid settings in /p/.toolwright/settings.json at toolResultThresholds.Bash: Expected a positive number, actual 0"
+    )
+    assert.strictEqual(
+      errorOf({ toolErrorCascade: "sometimes" }),
+      "Invalid settings in /p/.toolwright/settings.json at toolErrorCascade: Expected \"none\", actual \"sometimes\""
+    )
     const bad = Settings.decodeText("/p/s.json", "{ \"permissions\": ")
     assert(Either.isLeft(bad))
     assert.include(bad.left.message, "Invalid settings in /p/s.json: not valid JSON (")
