@@ -12,14 +12,19 @@ export interface Dated {
 }
 
 /**
- * A file with its mtime (0 when it is gone since it was listed, so it sorts last). `statSync` on
- * purpose: called as rg's lines arrive, the stats overlap rg's walk, and for tens of thousands of files
- * it is several times faster than the promise API's round trips.
+ * A file with its mtime (0 when it cannot be stated: gone since it was listed, or in a directory that
+ * can be listed but not searched, EACCES, so it sorts last). `statSync` on purpose: called as rg's lines
+ * arrive, the stats overlap rg's walk, and for tens of thousands of files it is several times faster than
+ * the promise API's round trips. It must not throw: it runs in rg's stdout handler, where an exception
+ * would escape the call and crash the process.
  */
-export const dated = (file: string): Dated => ({
-  file,
-  mtime: fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0
-})
+export const dated = (file: string): Dated => {
+  try {
+    return { file, mtime: fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0 }
+  } catch {
+    return { file, mtime: 0 }
+  }
+}
 
 /** Newest first; equal mtimes by path. Sorts `entries` in place and returns the paths. */
 export const sortNewestFirst = (entries: Array<Dated>): Array<string> => {
