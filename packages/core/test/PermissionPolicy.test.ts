@@ -358,7 +358,11 @@ describe("PermissionPolicy.layer: bypass corpus", () => {
       const setup = { allow: ["Bash(git status)", "Bash(echo *)"] }
       assert.strictEqual(yield* behavior(setup, "Bash", { command: "git status && echo hi", pieces: ["git status", "echo hi"] }), "allow")
       assert.strictEqual(yield* behavior(setup, "Bash", { command: "git status && rm x", pieces: ["git status", "rm x"] }), "ask")
-      assert.strictEqual(yield* behavior(setup, "Bash", { command: "echo hi > out", pieces: ["echo hi"], writes: ["out"] }), "allow")
+      // A redirection is an edit of its target (issue 7): the command's rule alone does not cover it.
+      const redirect = { command: "echo hi > out", pieces: ["echo hi"], writes: ["out"] }
+      assert.strictEqual(yield* behavior(setup, "Bash", redirect), "ask")
+      assert.strictEqual(yield* behavior({ allow: [...setup.allow, "Edit(./**)"] }, "Bash", redirect), "allow")
+      assert.strictEqual(yield* behavior({ ...setup, mode: "acceptEdits" }, "Bash", redirect), "allow")
       assert.strictEqual(
         yield* behavior(setup, "Bash", { command: "echo hi > /tmp/x", pieces: ["echo hi"], writes: ["/tmp/x"] }),
         "ask"

@@ -4,7 +4,7 @@
  * call is a handful of string tests even against a thousand rules.
  */
 import { Effect, Either } from "effect"
-import type { PermissionContext, PermissionDecision, PermissionResult, RuleEntry } from "../Permission.js"
+import type { PermissionContext, PermissionDecision, PermissionMode, PermissionResult, RuleEntry } from "../Permission.js"
 import * as PermissionRule from "../PermissionRule.js"
 import type * as Tool from "../Tool.js"
 import type { PreToolUseOutcome } from "../ToolHooks.js"
@@ -371,7 +371,8 @@ export const make = (options: Options) => {
     subjects: Tool.RuleSubjects,
     paths: ReadonlyArray<PathSubject>,
     workingDirs: ReadonlyArray<string>,
-    pathMode: boolean
+    pathMode: boolean,
+    mode: PermissionMode
   ): { readonly allowed: boolean; readonly rule?: CompiledRule; readonly missing: ReadonlyArray<string> } => {
     const whole = bareRules(list, tool, false).find((rule) => namesTool(rule, tool))
     if (whole !== undefined) return { allowed: true, rule: whole, missing: [] }
@@ -397,9 +398,12 @@ export const make = (options: Options) => {
         decisive ??= rule
         continue
       }
-      // A command's own files inside the working directories ride on the rule that allowed the command.
-      const riding = !pathMode && subjects.specifiers.length > 0 &&
-        path.forms.every((form) => isInside(workingDirs, form))
+      // A file a command reads inside the working directories rides on the rule that allowed the command; a
+      // file it writes (a redirection) is an edit of that file, allowed only by an Edit rule (above) or by
+      // acceptEdits inside the working directories: `Bash(echo:*)` must not allow `echo x > src/app.ts`.
+      const inside = path.forms.every((form) => isInside(workingDirs, form))
+      const riding = !pathMode && subjects.specifiers.length > 0 && inside &&
+        (path.access === "read" || mode === "acceptEdits")
       if (!riding) missing.push(path.path)
     }
     if (missing.length > 0 || decisive === undefined) return { allowed: false, missing }
@@ -558,7 +562,7 @@ export const make = (options: Options) => {
         return { behavior: "allow", input: own.updatedInput ?? input, reason: `${tool.name} check` }
       }
 
-      const allowed = allowedByRules(compiled.allow, tool, subjects, paths, compiled.workingDirs, pathMode)
+      const allowed = allowedByRules(compiled.allow, tool, subjects, paths, compiled.workingDirs, pathMode, mode)
       if (allowed.allowed && allowed.rule !== undefined) {
         return { behavior: "allow", input, reason: `allow rule ${ruleText(allowed.rule)}` }
       }

@@ -81,6 +81,23 @@ describe("Bash under permission rules", () => {
       assert.isFalse(fs.existsSync(path.join(dir, "b.txt")))
     }).pipe(Effect.provide(runtimeLayer())))
 
+  it.scopedLive("a redirection is an edit of its target: the command's allow rule does not cover it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      fs.writeFileSync(path.join(dir, "app.ts"), "original\n")
+      const onlyEcho = ruled(dir, { allow: ["Bash(echo:*)"] })
+      assert.strictEqual((yield* call("Bash", { command: "echo hi" }, onlyEcho)).text, "hi")
+      const write = yield* call("Bash", { command: "echo x > app.ts" }, onlyEcho)
+      assert.strictEqual(write.result.is_error, true)
+      assert.strictEqual(fs.readFileSync(path.join(dir, "app.ts"), "utf8"), "original\n")
+      const withEdit = ruled(dir, { allow: ["Bash(echo:*)", "Edit(./**)"] })
+      assert.strictEqual((yield* call("Bash", { command: "echo x > app.ts" }, withEdit)).text, "(Bash completed with no output)")
+      assert.strictEqual(fs.readFileSync(path.join(dir, "app.ts"), "utf8"), "x\n")
+      const denied = ruled(dir, { allow: ["Bash(echo:*)", "Edit(./**)"], deny: ["Edit(./app.ts)"] })
+      assert.strictEqual((yield* call("Bash", { command: "echo y > app.ts" }, denied)).result.is_error, true)
+      assert.strictEqual(fs.readFileSync(path.join(dir, "app.ts"), "utf8"), "x\n")
+    }).pipe(Effect.provide(runtimeLayer())))
+
   it.scopedLive("after a cd, a relative redirection asks: rules resolved it against the session's cwd", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
