@@ -122,23 +122,38 @@ export const run = (
       }
       const stopEarly = () => {
         child.kill("SIGKILL")
-        finish(Effect.succeed({ lines, scanned: state.scanned, exitCode: undefined, stderr, stoppedEarly: true, overChars }))
+        const result = { lines, scanned: state.scanned, exitCode: undefined, stderr, stoppedEarly: true, overChars }
+        finish(Effect.succeed(result))
       }
       child.stdout?.setEncoding("utf8")
       child.stderr?.setEncoding("utf8")
-      child.stdout?.on("data", (chunk: string) => {
-        if (done) return
-        let start = 0
-        for (;;) {
-          const newline = chunk.indexOf("\n", start)
-          if (newline === -1) break
-          const line = partial + chunk.slice(start, newline)
-          partial = ""
-          start = newline + 1
-          if (take(line)) return stopEarly()
+      // The callers' callbacks run inside this event handler, where an exception would escape the call
+      // (an uncaught error, not a result): it ends the call with the error instead, and rg with it.
+      const guarded = (handle: () => void) => {
+        try {
+          handle()
+        } catch (error) {
+          child.kill("SIGKILL")
+          const reason = error instanceof Error ? error.message : String(error)
+          const message = `Could not process ripgrep's output: ${reason}`
+          finish(Effect.fail(new ToolErrors.ToolError({ message })))
         }
-        partial += chunk.slice(start)
-      })
+      }
+      child.stdout?.on("data", (chunk: string) =>
+        guarded(() => {
+          if (done) return
+          let start = 0
+          for (;;) {
+            const newline = chunk.indexOf("\n", start)
+            if (newline === -1) break
+            const line = partial + chunk.slice(start, newline)
+            partial = ""
+            start = newline + 1
+            if (take(line)) return stopEarly()
+          }
+          partial += chunk.slice(start)
+        })
+      )
       child.stderr?.on("data", (chunk: string) => {
         if (stderr.length < MAX_STDERR_CHARS) stderr += chunk
       })
@@ -146,12 +161,13 @@ export const run = (
         const message = `ripgrep (${rgPath}) failed to run: ${error.message}`
         finish(Effect.fail(new ToolErrors.ToolError({ message })))
       })
-      child.on("close", (code) => {
-        if (partial !== "" && !done && take(partial)) return stopEarly()
-        finish(
-          Effect.succeed({ lines, scanned: state.scanned, exitCode: code ?? 2, stderr, stoppedEarly: false, overChars })
-        )
-      })
+      child.on("close", (code) =>
+        guarded(() => {
+          if (partial !== "" && !done && take(partial)) return stopEarly()
+          const exitCode = code ?? 2
+          finish(Effect.succeed({ lines, scanned: state.scanned, exitCode, stderr, stoppedEarly: false, overChars }))
+        })
+      )
       return kill(child)
     })
   })

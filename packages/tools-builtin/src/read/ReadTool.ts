@@ -90,7 +90,10 @@ const statFile = (file: string, context: ToolUseContext.ToolUseContext) =>
     Effect.catchAll((error) => {
       const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
       if (code === "ENOENT" || code === "ENOTDIR") {
-        return Effect.flatMap(similarFile(file, context), (suggestion) => fail(Prompt.fileNotFound(context.cwd, suggestion)))
+        return Effect.flatMap(
+          similarFile(file, context),
+          (suggestion) => fail(Prompt.fileNotFound(context.cwd, suggestion))
+        )
       }
       return fail(`Could not read ${file}: ${error instanceof Error ? error.message : String(error)}`)
     })

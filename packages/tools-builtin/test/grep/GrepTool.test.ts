@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Tool, ToolProgress } from "@toolwright/core"
 import { Effect, Fiber, Schedule } from "effect"
+import type { GrepInput } from "../../src/grep/GrepTool.js"
 import { GrepTool } from "../../src/grep/GrepTool.js"
 import { rgPath } from "../../src/internal/ripgrep.js"
 import { age, callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
@@ -227,11 +228,11 @@ describe("Grep", () => {
         (handle) => Effect.promise(() => handle.close())
       )
       const reports: Array<unknown> = []
-      const fiber = yield* GrepTool.call({ pattern: "x", path: "pipe", output_mode: "content", head_limit: 0 }, contextFor(dir))
-        .pipe(
-          Effect.provideService(ToolProgress.ToolProgress, { report: (data) => Effect.sync(() => reports.push(data)) }),
-          Effect.fork
-        )
+      const input: GrepInput = { pattern: "x", path: "pipe", output_mode: "content", head_limit: 0 }
+      const fiber = yield* GrepTool.call(input, contextFor(dir)).pipe(
+        Effect.provideService(ToolProgress.ToolProgress, { report: (data) => Effect.sync(() => reports.push(data)) }),
+        Effect.fork
+      )
       yield* Effect.promise(() => writer.write("x\n".repeat(100_000)))
       yield* Effect.sync(() => reports.length).pipe(
         Effect.repeat({ schedule: Schedule.spaced("20 millis").pipe(Schedule.upTo("10 seconds")), until: (n) => n > 0 })

@@ -59,4 +59,17 @@ describe("ripgrep run", () => {
       assert.isFalse(whole.overChars)
       assert.strictEqual(whole.exitCode, 0)
     }))
+
+  it.scopedLive("an exception in a callback ends the call with an error (not an uncaught one) and kills rg", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "a.txt": "hit\n" })
+      const error = yield* run(["--no-config", "-e", "hit", "a.txt"], {
+        cwd: dir,
+        accept: () => {
+          throw new Error("boom")
+        }
+      }).pipe(Effect.provide(ToolProgress.layerNoop), Effect.scoped, Effect.flip)
+      assert.strictEqual(error.message, "Could not process ripgrep's output: boom")
+    }))
 })

@@ -50,7 +50,8 @@ describe("Read: streamed ranges of huge files", () => {
           assert.isTrue(streamed.lines.every((line) => wellFormed(line)), name)
         }
       }
-      assert.deepStrictEqual((yield* readLineRange(path.join(dir, "latin1.txt"), 1, 5, 2000)).lines, ["Ã¼nÃ¯code", "café"])
+      const latin1 = yield* readLineRange(path.join(dir, "latin1.txt"), 1, 5, 2000)
+      assert.deepStrictEqual(latin1.lines, ["Ã¼nÃ¯code", "café"])
       assert.deepStrictEqual((yield* readLineRange(path.join(dir, "emoji-cut.txt"), 1, 5, 2000)).lines, [
         "x".repeat(1999),
         `${"y".repeat(1998)}🎉`
