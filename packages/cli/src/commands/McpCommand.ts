@@ -3,14 +3,14 @@
  * `.mcp.json` in Claude Code's format) and `serve`, which offers toolwright's own tools to MCP clients.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { ToolRuntime } from "@toolwright/core"
+import { ToolExecutor, ToolRuntime } from "@toolwright/core"
 import { McpClientManager, McpConfig, McpOAuth, McpServer } from "@toolwright/mcp"
 import { Console, Effect, HashMap, Layer, Logger, Option } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
-import { makeSession, mcpLayer, mcpSettingsFiles, registryLayer, settingsStages } from "../CliRuntime.js"
+import { makeSession, mcpLayer, mcpSettingsFiles, registryLayer, resultStages, settingsStages } from "../CliRuntime.js"
 
 const projectDir = (cwd: Option.Option<string>) => path.resolve(Option.getOrElse(cwd, () => process.cwd()))
 
@@ -283,7 +283,15 @@ export const serve = Command.make(
       Effect.provide(
         ToolRuntime.layer.pipe(
           // Settings' rules and hooks apply as in `run`; asks go to the client's user, never to this terminal.
-          Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, settingsStages, McpServer.prompterLayer)),
+          // Big results are persisted with a preview, as in `run` and `exec`.
+          Layer.provide(
+            Layer.mergeAll(
+              resultStages,
+              settingsStages,
+              McpServer.prompterLayer,
+              ToolExecutor.layerConfig.pipe(Layer.mapError((error) => new UsageError({ message: error.message })))
+            )
+          ),
           Layer.provideMerge(registryLayer),
           Layer.provideMerge(McpServer.bridgeLayer)
         )
