@@ -31,3 +31,6 @@ export const deny = Options.text("deny").pipe(
 )
 
 export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON instead of text"))
+
+/** The options that shape a session (where, which settings, which rules): every command that runs tools. */
+export const session = { cwd, settings, permissionMode, allow, deny }

@@ -103,14 +103,6 @@ export const registryLayer = ToolRegistry.layer([BuiltinTools.plugin]).pipe(Laye
 export const withPermissionRequestHooks = <E, R>(prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>) =>
   CommandHooks.layerPermissionRequest.pipe(Layer.provide(prompter), Layer.provide(NodeContext.layer))
 
-/** The runtime over the CLI's registry: settings-driven stages, the terminal prompt when interactive. */
-export const runtimeLayer = ToolRuntime.layer.pipe(
-  Layer.provide(
-    Layer.mergeAll(resultStages, settingsStages, withPermissionRequestHooks(TerminalPrompter.layerAuto))
-  ),
-  Layer.provideMerge(registryLayer)
-)
-
 /** The settings files whose `mcpServers` add to the project's `.mcp.json`, lowest first. */
 export const mcpSettingsFiles = (cwd: string, settings: Option.Option<string>): ReadonlyArray<string> => [
   path.join(os.homedir(), ".toolwright", "settings.json"),
@@ -271,28 +263,10 @@ export const registryLayerFor = (
     )
   )
 
-/** The runtime with default and settings-driven stages over `registryLayerFor`. */
-export const runtimeLayerFor = (
-  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) =>
-  ToolRuntime.layer.pipe(
-    // As `runtimeLayer`: an interactive `run` of an MCP tool asks in the terminal like any other tool.
-    Layer.provide(
-      Layer.mergeAll(
-        resultStages,
-        settingsStages,
-        withPermissionRequestHooks(TerminalPrompter.layerAuto),
-        // The default per-call limit, as exec has it; a bad value is a usage error.
-        ToolExecutor.layerConfig.pipe(Layer.mapError((error) => new UsageError({ message: error.message })))
-      )
-    ),
-    Layer.provideMerge(registryLayerFor(options))
-  )
-
 /**
  * The runtime over the CLI's registry and the MCP tools of `--cwd`, with `prompter` answering permission
  * asks (`toolwright exec` passes its JSON-lines prompter) and the default per-call time limit from
- * `TOOLWRIGHT_TOOL_TIMEOUT_MS` (an invalid value fails at start-up).
+ * `TOOLWRIGHT_TOOL_TIMEOUT_MS` (an invalid value is a usage error).
  */
 export const runtimeLayerWith = <E, R>(
   prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>,
@@ -304,8 +278,13 @@ export const runtimeLayerWith = <E, R>(
         resultStages,
         settingsStages,
         withPermissionRequestHooks(prompter),
-        ToolExecutor.layerConfig
+        ToolExecutor.layerConfig.pipe(Layer.mapError((error) => new UsageError({ message: error.message })))
       )
     ),
     Layer.provideMerge(registryLayerFor(options))
   )
+
+/** The runtime of `run`: as `runtimeLayerWith`, asking in the terminal when there is one (else denying). */
+export const runtimeLayerFor = (
+  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
+) => runtimeLayerWith(TerminalPrompter.layerAuto, options)

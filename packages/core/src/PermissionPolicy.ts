@@ -32,53 +32,7 @@ export interface Service {
 
 export class PermissionPolicy extends Context.Tag("@toolwright/core/PermissionPolicy")<PermissionPolicy, Service>() {}
 
-/**
- * The first policy: a hook's deny or ask wins, then the tool's own objection; `bypassPermissions` allows
- * the rest, `dontAsk` denies what would ask, `plan` denies writes; read-only calls are allowed and
- * anything else asks. Rules from settings are the permissions module's layer.
- */
-export const basic: Service = {
-  decide: Effect.fnUntraced(function*(tool, input, context, hook) {
-    const mode = context.permissionContext.mode
-    if (hook.permissionDecision === "deny") {
-      const message = hook.reason ?? `Permission to use ${tool.name} has been denied by a PreToolUse hook.`
-      return { behavior: "deny", message, reason: "PreToolUse hook" } as const
-    }
-    const own = yield* tool.checkPermissions(input, context)
-    if (own.behavior === "deny") return { behavior: "deny", message: own.message, reason: `${tool.name} check` } as const
-    const readOnly = tool.isReadOnly(input)
-    if (mode === "plan" && !readOnly) {
-      return {
-        behavior: "deny",
-        message: `${tool.name} was not run: plan mode allows only read-only tools. Present the plan instead.`,
-        reason: "mode plan"
-      } as const
-    }
-    if (hook.permissionDecision !== "ask" && own.behavior !== "ask") {
-      if (mode === "bypassPermissions") return { behavior: "allow", input, reason: "mode bypassPermissions" } as const
-      if (hook.permissionDecision === "allow") return { behavior: "allow", input, reason: "PreToolUse hook" } as const
-      if (own.behavior === "allow") {
-        return { behavior: "allow", input: own.updatedInput ?? input, reason: `${tool.name} check` } as const
-      }
-      if (readOnly) return { behavior: "allow", input, reason: "read-only tool" } as const
-    }
-    const message = own.behavior === "ask"
-      ? own.message
-      : hook.reason ?? `${tool.name} needs permission to run.`
-    if (mode === "dontAsk") {
-      return {
-        behavior: "deny",
-        message: `Permission to use ${tool.name} has been denied: ${message} (mode dontAsk denies whatever would ask)`,
-        reason: "mode dontAsk"
-      } as const
-    }
-    const suggestions = own.behavior === "ask" ? own.suggestions ?? [tool.name] : [tool.name]
-    return { behavior: "ask", message, reason: hook.permissionDecision === "ask" ? "PreToolUse hook" : "default", suggestions } as const
-  }),
-  isBlanketDenied: () => false
-}
 
-export const layerBasic: Layer.Layer<PermissionPolicy> = Layer.succeed(PermissionPolicy, basic)
 
 /** Resolves symlinks with a FileSystem; a path not created yet resolves through its nearest existing ancestor. */
 export const realPathWith = (fs: FileSystem.FileSystem): RulePolicy.RealPath => (path) => {

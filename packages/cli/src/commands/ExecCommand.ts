@@ -355,8 +355,7 @@ export const command = Command.make(
       yield* run(session.context, stdio, cascade === undefined ? {} : { cascade }).pipe(
         Effect.provide(layer),
         Effect.catchTags({
-          OrchestrationConfigError: (e) => new UsageError({ message: e.message }),
-          ToolTimeoutConfigError: (e) => new UsageError({ message: e.message })
+          OrchestrationConfigError: (e) => new UsageError({ message: e.message })
         })
       )
     })

@@ -16,11 +16,7 @@ export const explain = Command.make(
     tool: Args.text({ name: "TOOL" }),
     input: Args.text({ name: "INPUT-JSON" }).pipe(Args.withDefault("{}")),
     json: CliOptions.json,
-    cwd: CliOptions.cwd,
-    settings: CliOptions.settings,
-    permissionMode: CliOptions.permissionMode,
-    allow: CliOptions.allow,
-    deny: CliOptions.deny
+    ...CliOptions.session
   },
   (options) =>
     Effect.gen(function*() {

@@ -62,11 +62,7 @@ export const command = Command.make(
     input,
     inputFile,
     json: CliOptions.json,
-    cwd: CliOptions.cwd,
-    settings: CliOptions.settings,
-    permissionMode: CliOptions.permissionMode,
-    allow: CliOptions.allow,
-    deny: CliOptions.deny
+    ...CliOptions.session
   },
   (options) =>
     Effect.gen(function*() {
