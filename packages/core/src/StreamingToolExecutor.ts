@@ -12,6 +12,7 @@ import type { RuntimeEvent, ToolUseBlock } from "./Message.js"
 import * as Message from "./Message.js"
 import type * as Tool from "./Tool.js"
 import { formatCause, wrapToolUseError } from "./ToolErrors.js"
+import * as ToolProgress from "./ToolProgress.js"
 import type { CascadePolicy } from "./ToolOrchestration.js"
 import { isConcurrencySafe, isReadOnly, ToolOrchestration } from "./ToolOrchestration.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
@@ -71,6 +72,8 @@ interface TrackedCall {
   fiber: Fiber.RuntimeFiber<Message.ToolResult> | undefined
   cancel: CancelReason | undefined
   result: Message.ToolResult | undefined
+  /** What the call reported it had produced when it was interrupted (`ToolProgress.interruptedOutput`). */
+  partialOutput: string | undefined
 }
 
 const DESCRIPTION_CHARS = 40
@@ -154,15 +157,25 @@ export const make = (
 
     const emit = (event: RuntimeEvent) =>
       Effect.sync(() => {
+        if (event._tag === "Progress") {
+          const partial = ToolProgress.interruptedOutput(event.data)
+          if (partial !== undefined) {
+            const call = calls.find((candidate) => candidate.toolUse.id === event.toolUseId)
+            if (call !== undefined) call.partialOutput = partial
+          }
+        }
         if (event._tag === "Progress" && Option.getOrElse(mailbox.unsafeSize(), () => 0) >= MAX_UNREAD_EVENTS) return
         mailbox.unsafeOffer(event)
       })
 
     const synthetic = (call: TrackedCall, reason: CancelReason): Message.ToolResult => {
       const description = describeCall(call.toolUse)
-      const text = reason._tag === "Sibling"
+      const message = reason._tag === "Sibling"
         ? siblingErrorMessage(reason.description)
         : userInterruptMessage(description, call.startedAt !== undefined)
+      const text = call.partialOutput === undefined
+        ? message
+        : `${message}\n\nOutput before it was stopped:\n${call.partialOutput}`
       return {
         _tag: "ToolResult",
         toolUseId: call.toolUse.id,
@@ -280,7 +293,8 @@ export const make = (
         startedAt: undefined,
         fiber: undefined,
         cancel: undefined,
-        result: undefined
+        result: undefined,
+        partialOutput: undefined
       }
       calls.push(call)
       if (latched?.message === currentMessage) return settle(call, synthetic(call, latched.reason))

@@ -16,3 +16,14 @@ export const report = (data: unknown): Effect.Effect<void, never, ToolProgress> 
 
 /** Drops every report: for calling a handler outside the runtime (benchmarks, direct tests). */
 export const layerNoop: Layer.Layer<ToolProgress> = Layer.succeed(ToolProgress, { report: () => Effect.void })
+
+/**
+ * What a tool produced before it was interrupted, if its last report says so: a tool that is being
+ * interrupted reports `{ interrupted: true, output }` (Bash does, from its finalizer), and the interrupted
+ * call's result then carries that output, so the model sees how far it got.
+ */
+export const interruptedOutput = (data: unknown): string | undefined =>
+  typeof data === "object" && data !== null && "interrupted" in data && data.interrupted === true &&
+    "output" in data && typeof data.output === "string" && data.output !== ""
+    ? data.output
+    : undefined
