@@ -282,7 +282,18 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
                 : { ...rest, additionalContext: [...(rest.additionalContext ?? []), block.reason] }
             ))
           )
-        )
+        ),
+      // Claude Code's PermissionDenied: told why the call was denied; it can only add context for the model.
+      permissionDenied: (tool, input, reason, context) =>
+        runAll(
+          "PermissionDenied",
+          tool,
+          { ...base("PermissionDenied", tool, input, context), reason },
+          context,
+          interpretPost
+        ).pipe(Effect.map((outcomes) => ToolHooks.combinePost(outcomes.map(({ additionalContext }) =>
+          additionalContext === undefined ? {} : { additionalContext }
+        ))))
     } satisfies ToolHooks.Service
   })
 

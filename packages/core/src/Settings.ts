@@ -98,7 +98,8 @@ export const RUN_EVENTS: ReadonlyArray<string> = [
   "PreToolUse",
   "PostToolUse",
   "PostToolUseFailure",
-  "PermissionRequest"
+  "PermissionRequest",
+  "PermissionDenied"
 ]
 
 const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>

@@ -47,6 +47,16 @@ export interface Service {
     context: ToolUseContext,
     durationMs: number
   ) => Effect.Effect<PostToolUseOutcome>
+  /**
+   * PermissionDenied: the call was denied (by a rule, a mode, the prompter or a hook) and will not run. What
+   * the hooks add as context reaches the model with the denial. Optional, so older layers keep compiling.
+   */
+  readonly permissionDenied?: (
+    tool: Tool.Any,
+    input: unknown,
+    reason: string,
+    context: ToolUseContext
+  ) => Effect.Effect<PostToolUseOutcome>
 }
 
 export class ToolHooks extends Context.Tag("@toolwright/core/ToolHooks")<ToolHooks, Service>() {}
@@ -132,6 +142,18 @@ export const combine = (services: ReadonlyArray<Service>): Service => ({
       Effect.forEach(
         services,
         (s) => guarded("PostToolUseFailure", s.postToolUseFailure(tool, input, error, context, durationMs), none),
+        { concurrency: "unbounded" }
+      ),
+      combinePost
+    ),
+  permissionDenied: (tool, input, reason, context) =>
+    Effect.map(
+      Effect.forEach(
+        services,
+        (s) =>
+          s.permissionDenied === undefined
+            ? Effect.succeed(none)
+            : guarded("PermissionDenied", s.permissionDenied(tool, input, reason, context), none),
         { concurrency: "unbounded" }
       ),
       combinePost

@@ -108,7 +108,15 @@ export const make = Effect.gen(function*() {
         }
 
         const decision = yield* policy.decide(tool, input, context, pre)
-        if (decision.behavior === "deny") return finish(decision.message, true)
+        // A denied call does not run; PermissionDenied hooks hear why and may add context for the model.
+        const denied = (message: string) =>
+          hooks.permissionDenied === undefined
+            ? Effect.succeed(finish(message, true))
+            : Effect.map(
+              hooks.permissionDenied(tool, input, message, context),
+              (outcome) => finish(withContext(message, outcome.additionalContext ?? []), true)
+            )
+        if (decision.behavior === "deny") return yield* denied(decision.message)
         if (decision.behavior === "ask") {
           yield* emit({
             _tag: "PermissionRequest",
@@ -125,7 +133,7 @@ export const make = Effect.gen(function*() {
             message: decision.message,
             suggestions: decision.suggestions
           })
-          if (answer.behavior === "deny") return finish(answer.message, true)
+          if (answer.behavior === "deny") return yield* denied(answer.message)
           if (answer.rules !== undefined && answer.rules.length > 0 && policy.remember !== undefined) {
             yield* policy.remember(answer.rules, context)
           }

@@ -204,6 +204,34 @@ describe("CommandHooks in the pipeline", () => {
       })
     }))
 
+  it.live("PermissionDenied hooks hear why a call was denied and may add context for the model", () =>
+    Effect.gen(function*() {
+      const seen = path.join(dir, "denied.json")
+      const denyHook = hook("PreToolUse", "echo 'Echo is off limits' >&2; exit 2")
+      const told = hook(
+        "PermissionDenied",
+        `cat > ${seen}; echo '{"hookSpecificOutput":{"hookEventName":"PermissionDenied","additionalContext":"Ask the user first."}}'`,
+        "Echo"
+      )
+      const [denied] = yield* run([denyHook, told], "Echo", { text: "x" })
+      assert.deepStrictEqual(denied, {
+        type: "tool_result",
+        tool_use_id: "t1",
+        content: "Echo is off limits\n\nAsk the user first.",
+        is_error: true
+      })
+      const payload = JSON.parse(fs.readFileSync(seen, "utf8"))
+      assert.strictEqual(payload.hook_event_name, "PermissionDenied")
+      assert.strictEqual(payload.tool_name, "Echo")
+      assert.deepStrictEqual(payload.tool_input, { text: "x" })
+      assert.strictEqual(payload.reason, "Echo is off limits")
+      // Nobody can answer the ask: the prompter's denial is a denial too, and a garbage hook adds nothing.
+      const [unanswered] = yield* run([hook("PermissionDenied", "echo garbage")], "Echo", { text: "x" })
+      assert.strictEqual(unanswered.is_error, true)
+      assert.match(String(unanswered.content), /^Permission to use Echo was not granted: /)
+      assert.notInclude(String(unanswered.content), "\n\n")
+    }))
+
   it.live("programmatic hooks combine with command hooks", () =>
     Effect.gen(function*() {
       const layer = ToolRuntime.layer.pipe(
