@@ -1,5 +1,6 @@
-// The README's test command: type-check every package, run every vitest project, and close with one
-// plain line of counts ("N passed, N failed, N skipped") that CI reads.
+// The README's test command: type-check every package, run every vitest project and the MCP conformance
+// suite, and close with one plain line of counts ("N passed, N failed, N skipped") that CI reads.
+// Arguments go to vitest (and skip the conformance run): `pnpm test packages/core`.
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -34,5 +35,24 @@ if (existsSync(report)) {
 }
 rmSync(reportDir, { recursive: true, force: true })
 if (typecheck !== 0) failed += 1
+
+// The MCP conformance suite against our client (it fetches a Node 22 runner from the npm registry once):
+// each scenario counts, gated by packages/mcp/conformance/baseline.yml.
+if (process.argv.length <= 2) {
+  const conformance = spawnSync(process.execPath, [join(import.meta.dirname, "..", "packages/mcp/conformance/run.mjs")], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  process.stdout.write(conformance.stdout ?? "")
+  const counts = /conformance: (\d+) passed, (\d+) failed/.exec(conformance.stdout ?? "")
+  if (counts !== null) {
+    passed += Number(counts[1])
+    failed += Number(counts[2])
+  }
+  if (conformance.status !== 0 && (counts === null || Number(counts[2]) === 0)) {
+    console.log("The MCP conformance run failed before it could report: see above.")
+    failed += 1
+  }
+}
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`)
 process.exit(typecheck !== 0 || vitest !== 0 || failed > 0 ? 1 : 0)
