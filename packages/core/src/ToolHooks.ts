@@ -120,45 +120,37 @@ const guarded = <A>(label: string, effect: Effect.Effect<A>, fallback: A): Effec
   )
 
 /** Runs several hook services concurrently and combines what they say. */
-export const combine = (services: ReadonlyArray<Service>): Service => ({
-  preToolUse: (tool, input, context) =>
+export const combine = (services: ReadonlyArray<Service>): Service => {
+  /** Every service's answer to one event (a service without the event says nothing), combined. */
+  const all = <O>(
+    event: string,
+    ask: (service: Service) => Effect.Effect<O> | undefined,
+    combineAll: (outcomes: ReadonlyArray<O>) => O,
+    silence: O
+  ): Effect.Effect<O> =>
     Effect.map(
-      Effect.forEach(services, (s) => guarded("PreToolUse", s.preToolUse(tool, input, context), none), {
-        concurrency: "unbounded"
-      }),
-      combinePre
-    ),
-  postToolUse: (tool, input, response, context, durationMs) =>
-    Effect.map(
-      Effect.forEach(
-        services,
-        (s) => guarded("PostToolUse", s.postToolUse(tool, input, response, context, durationMs), none),
-        { concurrency: "unbounded" }
-      ),
-      combinePost
-    ),
-  postToolUseFailure: (tool, input, error, context, durationMs) =>
-    Effect.map(
-      Effect.forEach(
-        services,
-        (s) => guarded("PostToolUseFailure", s.postToolUseFailure(tool, input, error, context, durationMs), none),
-        { concurrency: "unbounded" }
-      ),
-      combinePost
-    ),
-  permissionDenied: (tool, input, reason, context) =>
-    Effect.map(
-      Effect.forEach(
-        services,
-        (s) =>
-          s.permissionDenied === undefined
-            ? Effect.succeed(none)
-            : guarded("PermissionDenied", s.permissionDenied(tool, input, reason, context), none),
-        { concurrency: "unbounded" }
-      ),
-      combinePost
+      Effect.forEach(services, (service) => {
+        const answer = ask(service)
+        return answer === undefined ? Effect.succeed(silence) : guarded(event, answer, silence)
+      }, { concurrency: "unbounded" }),
+      combineAll
     )
-})
+  return {
+    preToolUse: (tool, input, context) =>
+      all("PreToolUse", (s) => s.preToolUse(tool, input, context), combinePre, none),
+    postToolUse: (tool, input, response, context, durationMs) =>
+      all("PostToolUse", (s) => s.postToolUse(tool, input, response, context, durationMs), combinePost, none),
+    postToolUseFailure: (tool, input, error, context, durationMs) =>
+      all(
+        "PostToolUseFailure",
+        (s) => s.postToolUseFailure(tool, input, error, context, durationMs),
+        combinePost,
+        none
+      ),
+    permissionDenied: (tool, input, reason, context) =>
+      all("PermissionDenied", (s) => s.permissionDenied?.(tool, input, reason, context), combinePost, none)
+  }
+}
 
 /** An embedder's hook: Effect functions for the events it cares about, for the tools its matcher names. */
 export interface Programmatic {
