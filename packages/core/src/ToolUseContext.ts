@@ -67,11 +67,18 @@ export interface MakeOptions {
 export const defaultProjectDir = (homeDir: string, cwd: string): string =>
   `${homeDir}/.toolwright/projects/${cwd.replace(/[^A-Za-z0-9]/g, "-")}`
 
+// The user's home from the environment where there is one (Node, Bun, Deno's compat layer), so an embedder
+// who passes no homeDir still gets results under ~/.toolwright rather than inside the project.
+const environmentHome = (): string | undefined => {
+  const home = globalThis.process?.env?.["HOME"]
+  return typeof home === "string" && home !== "" ? home : undefined
+}
+
 /** A session's context, with the defaults an embedder would pick: a fresh session and read-file state. */
 export const make = (options: MakeOptions): ToolUseContext => ({
   cwd: options.cwd,
   sessionId: options.sessionId ?? crypto.randomUUID(),
-  projectDir: options.projectDir ?? defaultProjectDir(options.homeDir ?? options.cwd, options.cwd),
+  projectDir: options.projectDir ?? defaultProjectDir(options.homeDir ?? environmentHome() ?? options.cwd, options.cwd),
   permissionContext: options.permissionContext ?? emptyPermissionContext(),
   readFileState: options.readFileState ?? new ReadFileState(),
   toolUseId: "",
