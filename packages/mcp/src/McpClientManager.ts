@@ -227,11 +227,13 @@ export const make = (options: Options) =>
       const config = connection.entry.config
       switch (config.type) {
         case "stdio": {
-          fs.mkdirSync(logDir, { recursive: true })
+          // A server's stderr can hold tokens and private paths: only the user may read the logs.
+          fs.mkdirSync(logDir, { recursive: true, mode: 0o700 })
           const logFile = path.join(logDir, `${connection.entry.name.replace(/[^A-Za-z0-9_.-]/g, "_")}.log`)
           connection.logFile = logFile
           const header = `--- ${new Date().toISOString()} starting: ${[config.command, ...config.args].join(" ")}\n`
-          fs.appendFileSync(logFile, header)
+          fs.appendFileSync(logFile, header, { mode: 0o600 })
+          fs.chmodSync(logFile, 0o600)
           const offset = fs.statSync(logFile).size
           connection.logOffset = offset
           const logFd = fs.openSync(logFile, "a")

@@ -155,6 +155,9 @@ describe("McpClientManager configuration", () => {
       assert.include(status.error ?? "", "its stderr ended with:\ncannot open database")
       assert.strictEqual(status.logFile, path.join(dir, "logs", "noisy.log"))
       assert.include(fs.readFileSync(status.logFile!, "utf8"), "cannot open database")
+      // A server's stderr can hold tokens and paths: only the user may read it.
+      assert.strictEqual(fs.statSync(status.logFile!).mode & 0o777, 0o600)
+      assert.strictEqual(fs.statSync(path.join(dir, "logs")).mode & 0o777, 0o700)
     }).pipe(Effect.provide(layer))
   })
 })
