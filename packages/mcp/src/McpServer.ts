@@ -237,8 +237,10 @@ export const isAllowedRequest = (
   if (headers.host === undefined || !hosts.has(headers.host.toLowerCase())) {
     return { ok: false, reason: `Host header ${JSON.stringify(headers.host ?? "")} is not allowed` }
   }
+  // Only browsers send Origin, and `null` is one too (a sandboxed iframe, a file: page): refuse it like any
+  // foreign origin. Native MCP clients send no Origin at all.
   const origin = headers.origin
-  if (origin !== undefined && origin !== "null") {
+  if (origin !== undefined) {
     let parsed: URL | undefined
     try {
       parsed = new URL(origin)

@@ -7,6 +7,7 @@ import { Tool, ToolProgress, ToolRegistry, ToolRuntime, ToolUseContext } from "@
 import { Deferred, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { McpClientManager, McpServer } from "../src/index.js"
@@ -203,7 +204,30 @@ describe("McpServer", () => {
         yield* status({ host: `127.0.0.1:${listening}`, origin: "http://evil.example", "content-type": "application/json" }),
         403
       )
+      // A sandboxed iframe or a file: page sends `Origin: null`; it is a browser all the same.
+      assert.strictEqual(
+        yield* status({ host: `127.0.0.1:${listening}`, origin: "null", "content-type": "application/json" }),
+        403
+      )
+      assert.notStrictEqual(
+        yield* status({ host: `127.0.0.1:${listening}`, origin: `http://localhost:${listening}`, "content-type": "application/json" }),
+        403
+      )
       assert.strictEqual(yield* status({ host: `localhost:${listening}`, "mcp-session-id": "stale" }), 404)
+      // Bound to loopback only: another interface of this machine is refused.
+      const external = Object.values(os.networkInterfaces()).flat()
+        .find((address) => address !== undefined && address.family === "IPv4" && !address.internal)
+      if (external !== undefined) {
+        const refused = yield* Effect.async<boolean>((resume) => {
+          const socket = net.connect({ host: external.address, port: listening })
+          socket.once("connect", () => {
+            socket.destroy()
+            resume(Effect.succeed(false))
+          })
+          socket.once("error", () => resume(Effect.succeed(true)))
+        })
+        assert.isTrue(refused, `serveHttp must not listen on ${external.address}`)
+      }
     }).pipe(Effect.provide(runtimeLayer)))
 
   it.scopedLive("an in-process (sdk) server is consumed by McpClientManager like any other", () =>
