@@ -5,7 +5,7 @@
  * Goal: under 20 µs of overhead per call.
  */
 import { Effect, Layer, ManagedRuntime, Schema, Stream } from "effect"
-import { Tool, ToolProgress, ToolRegistry, ToolRuntime, ToolUseContext } from "../src/index.js"
+import { Tool, ToolPlugin, ToolProgress, ToolRegistry, ToolRuntime, ToolUseContext } from "../src/index.js"
 
 const Noop = Tool.make({
   name: "Noop",
@@ -21,6 +21,13 @@ const runtime = ManagedRuntime.make(
     Layer.merge(ToolProgress.layerNoop)
   )
 )
+// Real tools come from plugins: the registry provides each plugin's context to its tools (`Tool.provide`).
+const pluginRuntime = ManagedRuntime.make(
+  ToolRuntime.layerDefault.pipe(
+    Layer.provideMerge(ToolRegistry.layer([ToolPlugin.make({ name: "bench", version: "0.0.0", tools: [Noop] })])),
+    Layer.merge(ToolProgress.layerNoop)
+  )
+)
 const context = ToolUseContext.make({ cwd: process.cwd() })
 const toolUse = { type: "tool_use" as const, id: "toolu_bench", name: "Noop", input: { value: "x" } }
 
@@ -31,17 +38,18 @@ interface Figures {
 
 const time = async (
   calls: number,
-  body: Effect.Effect<unknown, never, ToolRuntime.ToolRuntime | ToolProgress.ToolProgress>
+  body: Effect.Effect<unknown, never, ToolRuntime.ToolRuntime | ToolProgress.ToolProgress>,
+  on: typeof runtime = runtime
 ): Promise<Figures> => {
   const loop = Effect.gen(function*() {
     for (let i = 0; i < calls; i++) yield* body
   })
-  await runtime.runPromise(loop) // warm-up: JIT and caches
+  await on.runPromise(loop) // warm-up: JIT and caches
   const rounds: Array<Figures> = []
   for (let round = 0; round < 5; round++) {
     const cpuStart = process.cpuUsage()
     const wallStart = performance.now()
-    await runtime.runPromise(loop)
+    await on.runPromise(loop)
     const cpu = process.cpuUsage(cpuStart)
     rounds.push({ cpu: (cpu.user + cpu.system) / calls, wall: ((performance.now() - wallStart) * 1000) / calls })
   }
@@ -53,6 +61,11 @@ const direct = await time(20_000, Effect.orDie(Noop.call({ value: "x" }, context
 const execute = await time(
   20_000,
   Effect.flatMap(ToolRuntime.ToolRuntime, (rt) => rt.execute(toolUse, context, () => Effect.void))
+)
+const viaPlugin = await time(
+  20_000,
+  Effect.flatMap(ToolRuntime.ToolRuntime, (rt) => rt.execute(toolUse, context, () => Effect.void)),
+  pluginRuntime
 )
 const stream = await time(
   2_000,
@@ -66,5 +79,7 @@ const line = (label: string, figures: Figures) =>
   } µs (ratio ${fmt(figures.cpu / direct.cpu)}, goal overhead < 20 µs)`
 console.log(`handler called directly: ${fmt(direct.cpu)} µs CPU/call (wall ${fmt(direct.wall)} µs) (baseline)`)
 console.log(line("ToolRuntime.execute", execute))
+console.log(line("ToolRuntime.execute, tool from a plugin (ToolRegistry.layer)", viaPlugin))
 console.log(line("ToolRuntime.runToolUse (a Stream per call)", stream))
 await runtime.dispose()
+await pluginRuntime.dispose()

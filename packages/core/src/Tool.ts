@@ -162,6 +162,10 @@ const Proto = {
   }
 }
 
+// The defaults need no services: `provide` leaves them unwrapped, sparing a context merge per call.
+const defaultCheckPermissions = () => Effect.succeed(passthrough)
+const defaultValidateInput = () => Effect.void
+
 /**
  * Builds a tool. Every optional member gets its fail-closed default here and nowhere else. `R` is what
  * the handlers need besides `ToolProgress`, which the runtime provides to every call.
@@ -194,8 +198,8 @@ export function make(options: Options<string, Schema.Schema.AnyNoContext, unknow
     isConcurrencySafe: options.isConcurrencySafe ?? never,
     isReadOnly: options.isReadOnly ?? never,
     isDestructive: options.isDestructive ?? never,
-    checkPermissions: options.checkPermissions ?? (() => Effect.succeed(passthrough)),
-    validateInput: options.validateInput ?? (() => Effect.void),
+    checkPermissions: options.checkPermissions ?? defaultCheckPermissions,
+    validateInput: options.validateInput ?? defaultValidateInput,
     userFacingName: options.userFacingName ?? (() => options.name),
     toClassifierInput: options.toClassifierInput ?? (() => ""),
     getPath: options.getPath ?? (() => undefined),
@@ -222,10 +226,12 @@ export const provide = <Name extends string, Input extends Schema.Schema.AnyNoCo
 ): Tool<Name, Input, Output, never> =>
   Object.assign(Object.create(Proto), tool, {
     call: (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.call(input, ctx), context),
-    checkPermissions: (input: InputOf<Input>, ctx: ToolUseContext) =>
-      Effect.provide(tool.checkPermissions(input, ctx), context),
-    validateInput: (input: InputOf<Input>, ctx: ToolUseContext) =>
-      Effect.provide(tool.validateInput(input, ctx), context)
+    checkPermissions: tool.checkPermissions === defaultCheckPermissions
+      ? tool.checkPermissions
+      : (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.checkPermissions(input, ctx), context),
+    validateInput: tool.validateInput === defaultValidateInput
+      ? tool.validateInput
+      : (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.validateInput(input, ctx), context)
   })
 
 /** The JSON Schema of a tool's input as sent to a model: derived from the Schema unless overridden. */
