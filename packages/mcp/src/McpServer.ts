@@ -49,7 +49,9 @@ export const prompterLayer: Layer.Layer<PermissionPrompter.PermissionPrompter, n
       })
       if (call === undefined || call.server.getClientCapabilities()?.elicitation === undefined) return unanswerable
       const title = request.tool.userFacingName(request.input)
-      return Effect.tryPromise(() =>
+      // The signal withdraws the question (notifications/cancelled) when the call is cancelled or interrupted,
+      // so the client's dialog does not stay open for a call that no longer exists.
+      return Effect.tryPromise((signal) =>
         call.server.elicitInput({
           mode: "form",
           message: `toolwright: allow ${title}? ${request.message}`,
@@ -65,7 +67,7 @@ export const prompterLayer: Layer.Layer<PermissionPrompter.PermissionPrompter, n
             },
             required: ["decision"]
           }
-        }, { relatedRequestId: call.requestId, timeout: ELICITATION_TIMEOUT_MS })
+        }, { relatedRequestId: call.requestId, timeout: ELICITATION_TIMEOUT_MS, signal })
       ).pipe(
         Effect.map((result): Permission.PermissionAnswer => {
           const decoded = Schema.decodeUnknownOption(PermissionAnswerSchema)(result.content)

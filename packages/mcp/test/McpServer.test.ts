@@ -70,7 +70,8 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-serve-"))
 const context = ToolUseContext.make({ cwd: dir, projectDir: path.join(dir, "project") })
 
 /** Our server and an SDK client linked in memory; `elicit` answers permission asks when given. */
-const connect = (elicit?: (message: string) => { action: "accept" | "decline"; content?: { decision: string } }) =>
+type Answer = { action: "accept" | "decline"; content?: { decision: string } }
+const connect = (elicit?: (message: string, signal: AbortSignal) => Answer | Promise<Answer>) =>
   Effect.gen(function*() {
     const runtime = yield* ToolRuntime.ToolRuntime
     const bridge = yield* McpServer.McpServeBridge
@@ -82,7 +83,7 @@ const connect = (elicit?: (message: string) => { action: "accept" | "decline"; c
       capabilities: elicit === undefined ? {} : { elicitation: { form: {} } }
     })
     if (elicit !== undefined) {
-      client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params.message))
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicit(request.params.message, extra.signal))
     }
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     yield* Effect.promise(() => server.connect(serverSide))
@@ -141,6 +142,34 @@ describe("McpServer", () => {
         }],
         isError: true
       })
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("cancelling a call withdraws its pending permission question from the client", () =>
+    Effect.gen(function*() {
+      const asked = yield* Deferred.make<void>()
+      const withdrawn = yield* Deferred.make<void>()
+      let questions = 0
+      const client = yield* connect((_message, signal) =>
+        // The SDK ignores notifications/cancelled for request id 0 (`if (!requestId) return`), so the
+        // first question is answered and the second one, id 1, is the one withdrawn.
+        questions++ === 0 ? { action: "accept", content: { decision: "allow" } } : new Promise<Answer>((resolve) => {
+          Deferred.unsafeDone(asked, Effect.void)
+          signal.addEventListener("abort", () => {
+            Deferred.unsafeDone(withdrawn, Effect.void)
+            resolve({ action: "decline" })
+          })
+        })
+      )
+      yield* Effect.promise(() => client.callTool({ name: "Scribble", arguments: { text: "first" } }))
+      const controller = new AbortController()
+      const pending = client.callTool({ name: "Scribble", arguments: { text: "abc" } }, undefined, {
+        signal: controller.signal
+      }).then(() => "finished", () => "rejected")
+      yield* Deferred.await(asked)
+      controller.abort()
+      assert.strictEqual(yield* Effect.promise(() => pending), "rejected")
+      // Without the withdrawal the client's dialog stays open for the elicitation's 10-minute timeout.
+      yield* Deferred.await(withdrawn)
     }).pipe(Effect.provide(runtimeLayer)))
 
   it.scopedLive("without elicitation an ask is denied at once with how to allow it", () =>
