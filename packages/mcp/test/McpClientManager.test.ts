@@ -213,6 +213,15 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
 
   it.scopedLive("isError results, audio, embedded resources, links and structured-only content", () =>
     Effect.gen(function*() {
+      // Behaviour comes from the server's annotations: only readOnlyHint makes a tool concurrency-safe.
+      const manager = yield* McpClientManager.McpClientManager
+      const hints = (name: string) => {
+        const tool = manager.tools().find((candidate) => candidate.name === name)!
+        return [tool.isReadOnly({}), tool.isConcurrencySafe({}), tool.isDestructive({})]
+      }
+      assert.deepStrictEqual(hints("mcp__scripted__slow"), [true, true, false])
+      assert.deepStrictEqual(hints("mcp__scripted__fail"), [false, false, true])
+      assert.deepStrictEqual(hints("mcp__scripted__sleep-silently"), [false, false, false])
       const fail = yield* call(context, "mcp__scripted__fail", {})
       assert.deepStrictEqual(fail.result, {
         type: "tool_result",
