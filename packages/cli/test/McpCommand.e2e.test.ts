@@ -116,6 +116,29 @@ describe("toolwright mcp", () => {
       assert.include((write.content as Array<{ text: string }>)[0].text, "so toolwright mcp serve cannot ask")
     }))
 
+  it.scopedLive("serve: a client going away mid-call stops the call's processes before serve exits", () =>
+    Effect.gen(function*() {
+      const marker = `sleep 999.${process.pid}${Date.now() % 1000}`
+      const running = () =>
+        spawnSync("ps", ["-eo", "args"], { encoding: "utf8" }).stdout.split("\n").some((line) => line === marker)
+      const transport = new StdioClientTransport({
+        command: process.execPath,
+        args: [bin, "mcp", "serve", "--cwd", dir, "--permission-mode", "bypassPermissions"],
+        env: { ...process.env, HOME: dir } as Record<string, string>,
+        stderr: "ignore"
+      })
+      const client = new Client({ name: "e2e", version: "1" })
+      yield* Effect.promise(() => client.connect(transport))
+      const call = client.callTool({ name: "Bash", arguments: { command: marker } }).then(() => "finished", () => "gone")
+      for (let i = 0; i < 200 && !running(); i++) yield* Effect.sleep("25 millis")
+      assert.isTrue(running(), "the Bash call should have started")
+      yield* Effect.promise(() => client.close())
+      assert.strictEqual(yield* Effect.promise(() => call), "gone")
+      // serve has exited by now (close waits for it); its Bash child must not outlive it.
+      for (let i = 0; i < 40 && running(); i++) yield* Effect.sleep("25 millis")
+      assert.isFalse(running(), `${marker} outlived toolwright mcp serve`)
+    }))
+
   it.scopedLive("login: OAuth in the browser (here: fetched), then the server connects", () =>
     Effect.gen(function*() {
       const server = yield* Effect.acquireRelease(

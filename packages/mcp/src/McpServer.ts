@@ -128,6 +128,19 @@ const progressMessage = (data: unknown): string => {
 let callCounter = 0
 
 /**
+ * Each session's calls in flight, settled once the call's fiber has ended (finalizers included), so closing
+ * a session can wait until a cancelled Bash has really stopped its process before the CLI exits.
+ */
+const inFlight = new WeakMap<Server, Set<Promise<void>>>()
+
+/** Closes a session: the SDK aborts its calls in flight, and this waits until they have stopped. */
+export const closeServer = (server: Server): Effect.Effect<void> =>
+  Effect.promise(async () => {
+    await server.close().catch(() => undefined)
+    await Promise.all(inFlight.get(server) ?? [])
+  })
+
+/**
  * One MCP server session over the runtime. The SDK's `Server` speaks to one client, so HTTP makes one
  * per session; they share the runtime and the bridge.
  */
@@ -140,6 +153,8 @@ export const makeServer = (
 ): Server => {
   const server = new Server(info, { capabilities: { tools: { listChanged: false } } })
   const runPromise = Runtime.runPromise(effectRuntime)
+  const running = new Set<Promise<void>>()
+  inFlight.set(server, running)
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: runtime.pool(context).map((tool) => toolListing(tool, inputJsonSchema(tool)))
@@ -167,19 +182,23 @@ export const makeServer = (
       )
     }
     bridge.calls.set(toolUseId, { server, requestId: extra.requestId })
+    const execution = runPromise(
+      runtime.execute(
+        { type: "tool_use", id: toolUseId, name: request.params.name, input: request.params.arguments ?? {} },
+        context,
+        emit
+      ),
+      { signal: extra.signal }
+    )
+    const settled = execution.then(() => undefined, () => undefined)
+    running.add(settled)
     try {
-      const result = await runPromise(
-        runtime.execute(
-          { type: "tool_use", id: toolUseId, name: request.params.name, input: request.params.arguments ?? {} },
-          context,
-          emit
-        ),
-        { signal: extra.signal }
-      )
+      const result = await execution
       const content = McpContent.toMcpContent(result.result.content)
       return result.result.is_error === true ? { content, isError: true } : { content }
     } finally {
       bridge.calls.delete(toolUseId)
+      running.delete(settled)
     }
   })
   return server
@@ -209,14 +228,18 @@ export const serveStdio = (options: ServeOptions): Effect.Effect<void, never, To
     const effectRuntime = yield* Effect.runtime<never>()
     const server = makeServer(runtime, bridge, options.context, effectRuntime, options.serverInfo ?? defaultInfo)
     const transport = new StdioServerTransport()
-    yield* Effect.promise(() => server.connect(transport))
     yield* Effect.async<void>((resume) => {
       const done = () => resume(Effect.void)
       process.stdin.once("end", done)
       process.stdin.once("close", done)
+      // Set before connecting, so the SDK chains its own close handling (which aborts the calls in flight)
+      // instead of being replaced by this one.
       transport.onclose = done
-    })
-    yield* Effect.promise(() => server.close().catch(() => undefined))
+      server.connect(transport).catch(done)
+    }).pipe(
+      // Also on interruption (SIGINT/SIGTERM): the calls' processes stop before the CLI exits.
+      Effect.ensuring(closeServer(server))
+    )
   })
 
 const defaultInfo = { name: "toolwright", version: "0.1.0" }
@@ -263,7 +286,7 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
     const bridge = yield* McpServeBridge
     const effectRuntime = yield* Effect.runtime<never>()
     const host = options.host ?? "127.0.0.1"
-    const sessions = new Map<string, StreamableHTTPServerTransport>()
+    const sessions = new Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>()
     let port = options.port
 
     const reject = (res: http.ServerResponse, status: number, message: string) => {
@@ -279,21 +302,21 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
       if (!allowed.ok) return reject(res, 403, `Forbidden: ${allowed.reason}`)
       const sessionId = req.headers["mcp-session-id"]
       if (typeof sessionId === "string") {
-        const transport = sessions.get(sessionId)
-        if (transport === undefined) return reject(res, 404, "Session not found: initialize a new session")
-        return transport.handleRequest(req, res)
+        const session = sessions.get(sessionId)
+        if (session === undefined) return reject(res, 404, "Session not found: initialize a new session")
+        return session.transport.handleRequest(req, res)
       }
       if (req.method !== "POST") return reject(res, 400, "Bad request: no session; send initialize first")
+      const server = makeServer(runtime, bridge, options.context, effectRuntime, options.serverInfo ?? defaultInfo)
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, transport)
+          sessions.set(id, { transport, server })
         }
       })
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
       }
-      const server = makeServer(runtime, bridge, options.context, effectRuntime, options.serverInfo ?? defaultInfo)
       await server.connect(transport)
       await transport.handleRequest(req, res)
       if (transport.sessionId === undefined) await server.close()
@@ -315,11 +338,16 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
         })
       }),
       () =>
-        Effect.promise(async () => {
-          await Promise.all([...sessions.values()].map((transport) => transport.close().catch(() => undefined)))
-          await new Promise<void>((resolve) => httpServer.close(() => resolve()))
-          httpServer.closeAllConnections()
-        })
+        Effect.zipRight(
+          // Every session's calls are interrupted and waited for, so none outlives the server.
+          Effect.forEach([...sessions.values()], ({ server }) => closeServer(server), { concurrency: "unbounded" }),
+          Effect.promise(async () => {
+            const closed = new Promise<void>((resolve) => httpServer.close(() => resolve()))
+            // close() alone waits for open connections (a client's SSE stream) to end on their own.
+            httpServer.closeAllConnections()
+            await closed
+          })
+        )
     )
     return yield* Effect.never
   }).pipe(Effect.scoped)

@@ -206,6 +206,20 @@ describe("McpServer", () => {
       assert.strictEqual(interrupted, 1)
     }).pipe(Effect.provide(runtimeLayer)))
 
+  it.scopedLive("a client going away interrupts its calls in flight (no orphaned work or processes)", () =>
+    Effect.gen(function*() {
+      const bridge = yield* McpServer.McpServeBridge
+      const before = interrupted
+      const client = yield* connect()
+      const pending = client.callTool({ name: "Hang", arguments: {} }).then(() => "finished", () => "rejected")
+      while (bridge.calls.size === 0) yield* Effect.sleep("5 millis")
+      yield* Effect.promise(() => client.close())
+      assert.strictEqual(yield* Effect.promise(() => pending), "rejected")
+      for (let i = 0; i < 100 && interrupted === before; i++) yield* Effect.sleep("10 millis")
+      assert.strictEqual(interrupted, before + 1)
+      assert.strictEqual(bridge.calls.size, 0)
+    }).pipe(Effect.provide(runtimeLayer)))
+
   it.scopedLive("streamable HTTP on 127.0.0.1 with Host and Origin checks", () =>
     Effect.gen(function*() {
       const port = yield* Deferred.make<number>()
