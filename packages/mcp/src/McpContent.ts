@@ -49,9 +49,11 @@ const byteLength = (base64: string): number => Math.floor(base64.length * 3 / 4)
 const saveBlob = (sink: BlobSink | undefined, index: number, mimeType: string, base64: string): string | undefined => {
   if (sink === undefined) return undefined
   try {
-    fs.mkdirSync(sink.directory, { recursive: true })
+    // Readable by the user only, like the tool results the result store persists beside them.
+    fs.mkdirSync(sink.directory, { recursive: true, mode: 0o700 })
     const file = path.join(sink.directory, `${sink.prefix}-${index}.${EXTENSIONS[mimeType] ?? "bin"}`)
-    fs.writeFileSync(file, Buffer.from(base64, "base64"))
+    fs.writeFileSync(file, Buffer.from(base64, "base64"), { mode: 0o600 })
+    fs.chmodSync(file, 0o600)
     return file
   } catch {
     return undefined

@@ -238,6 +238,8 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
           "[Resource link: big.csv] file:///big.csv (text/csv, the data)"
       )
       assert.strictEqual(fs.readFileSync(audioFile, "utf8"), "RIFF....WAVEfmt ")
+      // Like persisted tool results, a server's payload is readable by the user only.
+      assert.strictEqual(fs.statSync(audioFile).mode & 0o777, 0o600)
       const slow = yield* call(context, "mcp__scripted__slow", { ms: 150 })
       assert.strictEqual(slow.result.content, "slept 150 ms")
       assert.deepStrictEqual(slow.events.map((event) => event._tag === "Progress" ? event.data : event._tag), [
