@@ -19,7 +19,7 @@ import {
   type Tool as McpTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { InputValidator, type Message, Tool, ToolErrors, ToolProgress } from "@toolwright/core"
+import { InputValidator, type Message, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
 import type { ToolUseContext as ToolUseContextModule } from "@toolwright/core"
 import { Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option, Predicate, Runtime, Schema } from "effect"
 import * as fs from "node:fs"
@@ -544,8 +544,10 @@ export const make = (options: Options) =>
           })
         }
         return McpContent.toToolResultContent(normalized, serverName, {
-          directory: path.join(context.projectDir, context.sessionId, "mcp-output"),
-          prefix: context.toolUseId.replace(/[^A-Za-z0-9_-]/g, "_") || "call"
+          // One path segment each, as the result store does: `..` in an id cannot leave the project dir, and
+          // two ids never share a file.
+          directory: path.join(context.projectDir, ToolResultStorage.safeSegment(context.sessionId), "mcp-output"),
+          prefix: ToolResultStorage.safeSegment(context.toolUseId)
         })
       })
 

@@ -240,6 +240,10 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
       assert.strictEqual(fs.readFileSync(audioFile, "utf8"), "RIFF....WAVEfmt ")
       // Like persisted tool results, a server's payload is readable by the user only.
       assert.strictEqual(fs.statSync(audioFile).mode & 0o777, 0o600)
+      // A session id is one path segment, as for persisted results: `..` in it cannot leave the project dir.
+      yield* call({ ...context, sessionId: "../escaped" }, "mcp__scripted__media", {}, "toolu_media")
+      assert.isFalse(fs.existsSync(path.join(context.projectDir, "..", "escaped")))
+      assert.isTrue(fs.existsSync(path.join(context.projectDir, "%002e%002e%002fescaped", "mcp-output", "toolu_media-0.wav")))
       const slow = yield* call(context, "mcp__scripted__slow", { ms: 150 })
       assert.strictEqual(slow.result.content, "slept 150 ms")
       assert.deepStrictEqual(slow.events.map((event) => event._tag === "Progress" ? event.data : event._tag), [
