@@ -25,9 +25,12 @@ export const normalizeServer = (serverName: string): string =>
 /** The prefix every tool of a server shares; permission rules `mcp__server` match it. */
 export const serverPrefix = (serverName: string): string => `mcp__${normalizeServer(serverName)}__`
 
+/** The key `assign` uses for a tool: server and tool names, which cannot contain NUL. */
+export const assignKey = (serverName: string, toolName: string): string => `${serverName}\u0000${toolName}`
+
 /** The toolwright name of one server tool, before collisions are resolved. */
 export const make = (serverName: string, toolName: string): string =>
-  fit(`${serverPrefix(serverName)}${normalize(toolName)}`, `${serverName}\u0000${toolName}`)
+  fit(`${serverPrefix(serverName)}${normalize(toolName)}`, assignKey(serverName, toolName))
 
 /**
  * Names for a set of server tools. Tools are ordered by (server, tool) so the outcome does not depend on
@@ -37,16 +40,15 @@ export const make = (serverName: string, toolName: string): string =>
 export const assign = (
   tools: ReadonlyArray<{ readonly serverName: string; readonly toolName: string }>
 ): ReadonlyMap<string, string> => {
-  const key = (serverName: string, toolName: string) => `${serverName}\u0000${toolName}`
   const ordered = [...tools].sort((a, b) => {
-    const left = key(a.serverName, a.toolName)
-    const right = key(b.serverName, b.toolName)
+    const left = assignKey(a.serverName, a.toolName)
+    const right = assignKey(b.serverName, b.toolName)
     return left < right ? -1 : left > right ? 1 : 0
   })
   const taken = new Set<string>()
   const names = new Map<string, string>()
   for (const tool of ordered) {
-    const full = key(tool.serverName, tool.toolName)
+    const full = assignKey(tool.serverName, tool.toolName)
     if (names.has(full)) continue
     const base = make(tool.serverName, tool.toolName)
     let name = base
@@ -59,6 +61,3 @@ export const assign = (
   }
   return names
 }
-
-/** The key `assign` uses for a tool. */
-export const assignKey = (serverName: string, toolName: string): string => `${serverName}\u0000${toolName}`
