@@ -61,6 +61,42 @@ export class CallSpans extends Context.Reference<CallSpans>()("@toolwright/core/
   defaultValue: () => false
 }) {}
 
+/**
+ * One call's result builder. A class, not closures made per call: bundles keep function names
+ * (esbuild `keepNames`), and naming a closure costs ~0.5 µs, paid on every call.
+ */
+class CallResults {
+  readonly startedAt = Date.now()
+  constructor(readonly toolUseId: string, readonly toolName: string) {}
+  finish(content: ToolResultContent, isError: boolean): Message.ToolResult {
+    return {
+      _tag: "ToolResult",
+      toolUseId: this.toolUseId,
+      toolName: this.toolName,
+      result: Message.toolResult(this.toolUseId, content, isError),
+      durationMs: Date.now() - this.startedAt
+    }
+  }
+  failWith(message: string): Effect.Effect<Message.ToolResult> {
+    return Effect.succeed(this.finish(wrapToolUseError(message), true))
+  }
+  /** A denied call does not run; PermissionDenied hooks hear why and may add context for the model. */
+  denied(
+    hooks: ToolHooksModule.Service,
+    tool: Tool.Any,
+    input: unknown,
+    context: ToolUseContext,
+    message: string
+  ): Effect.Effect<Message.ToolResult> {
+    return hooks.permissionDenied === undefined
+      ? Effect.succeed(this.finish(message, true))
+      : Effect.map(
+        hooks.permissionDenied(tool, input, message, context),
+        (outcome) => this.finish(withContext(message, outcome.additionalContext ?? []), true)
+      )
+  }
+}
+
 export const make = Effect.gen(function*() {
   const spans = yield* CallSpans
   const registry = yield* ToolRegistry
@@ -73,50 +109,34 @@ export const make = Effect.gen(function*() {
 
   const execute = (toolUse: ToolUseBlock, session: ToolUseContext, emit: Emit): Effect.Effect<Message.ToolResult> =>
     Effect.suspend(() => {
-      const startedAt = Date.now()
       const toolName = typeof toolUse.name === "string" ? toolUse.name : String(toolUse.name)
       const toolUseId = typeof toolUse.id === "string" ? toolUse.id : String(toolUse.id)
-      const finish = (content: ToolResultContent, isError: boolean): Message.ToolResult => ({
-        _tag: "ToolResult",
-        toolUseId,
-        toolName,
-        result: Message.toolResult(toolUseId, content, isError),
-        durationMs: Date.now() - startedAt
-      })
-      const failWith = (message: string) => Effect.succeed(finish(wrapToolUseError(message), true))
+      const results = new CallResults(toolUseId, toolName)
 
       const pipeline = Effect.gen(function*() {
         const found = registry.find(toolName)
-        if (Option.isNone(found)) return yield* failWith(noSuchTool(toolName))
+        if (Option.isNone(found)) return yield* results.failWith(noSuchTool(toolName))
         const tool = found.value
         const context = forCall(session, toolUseId)
 
         const validated = yield* Effect.either(validator.validate(tool, toolUse.input, context))
-        if (validated._tag === "Left") return yield* failWith(validated.left.message)
+        if (validated._tag === "Left") return yield* results.failWith(validated.left.message)
         let input = validated.right
 
         const pre = yield* hooks.preToolUse(tool, input, context)
         if (pre.stop !== undefined) {
-          return yield* failWith(`${tool.name} was not run: a PreToolUse hook stopped the session: ${pre.stop.reason}`)
+          return yield* results.failWith(`${tool.name} was not run: a PreToolUse hook stopped the session: ${pre.stop.reason}`)
         }
         if (pre.updatedInput !== undefined) {
           const revalidated = yield* Effect.either(validator.validate(tool, pre.updatedInput, context))
           if (revalidated._tag === "Left") {
-            return yield* failWith(`A PreToolUse hook rewrote the input: ${revalidated.left.message}`)
+            return yield* results.failWith(`A PreToolUse hook rewrote the input: ${revalidated.left.message}`)
           }
           input = revalidated.right
         }
 
         const decision = yield* policy.decide(tool, input, context, pre)
-        // A denied call does not run; PermissionDenied hooks hear why and may add context for the model.
-        const denied = (message: string) =>
-          hooks.permissionDenied === undefined
-            ? Effect.succeed(finish(message, true))
-            : Effect.map(
-              hooks.permissionDenied(tool, input, message, context),
-              (outcome) => finish(withContext(message, outcome.additionalContext ?? []), true)
-            )
-        if (decision.behavior === "deny") return yield* denied(decision.message)
+        if (decision.behavior === "deny") return yield* results.denied(hooks, tool, input, context, decision.message)
         if (decision.behavior === "ask") {
           yield* emit({
             _tag: "PermissionRequest",
@@ -133,18 +153,18 @@ export const make = Effect.gen(function*() {
             message: decision.message,
             suggestions: decision.suggestions
           })
-          if (answer.behavior === "deny") return yield* denied(answer.message)
+          if (answer.behavior === "deny") return yield* results.denied(hooks, tool, input, context, answer.message)
           if (answer.rules !== undefined && answer.rules.length > 0 && policy.remember !== undefined) {
             yield* policy.remember(answer.rules, context)
           }
           if (answer.updatedInput !== undefined) {
             const revalidated = yield* Effect.either(validator.validate(tool, answer.updatedInput, context))
-            if (revalidated._tag === "Left") return yield* failWith(revalidated.left.message)
+            if (revalidated._tag === "Left") return yield* results.failWith(revalidated.left.message)
             input = revalidated.right
           }
         } else if (decision.input !== input) {
           const revalidated = yield* Effect.either(validator.validate(tool, decision.input, context))
-          if (revalidated._tag === "Left") return yield* failWith(revalidated.left.message)
+          if (revalidated._tag === "Left") return yield* results.failWith(revalidated.left.message)
           input = revalidated.right
         }
         const preContext = pre.additionalContext ?? []
@@ -160,14 +180,14 @@ export const make = Effect.gen(function*() {
           const post = yield* hooks.postToolUse(tool, input, content, context, callMs)
           const extra = [...preContext, ...(post.additionalContext ?? [])]
           if (post.block !== undefined) extra.push(`PostToolUse hook blocked: ${post.block.reason}`)
-          return finish(withContext(content, extra), false)
+          return results.finish(withContext(content, extra), false)
         }
         const message = ToolExecutorModule.wasInterrupted(exit)
           ? `${tool.name} was interrupted before it finished.`
           : formatCause(exit.cause)
         const post = yield* hooks.postToolUseFailure(tool, input, message, context, callMs)
         const extra = [...preContext, ...(post.additionalContext ?? [])]
-        return finish(withContext(wrapToolUseError(message), extra), true)
+        return results.finish(withContext(wrapToolUseError(message), extra), true)
       })
 
       // No stage, layer or tool may end a call with a defect: whatever escapes becomes the result.
@@ -175,7 +195,7 @@ export const make = Effect.gen(function*() {
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.failCause(cause)
-            : failWith(`${toolName} failed inside the runtime: ${formatCause(cause)}`)
+            : results.failWith(`${toolName} failed inside the runtime: ${formatCause(cause)}`)
         ),
         Effect.orDie,
         (self) =>
