@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Tool, ToolProgress, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
-import { Deferred, Effect, Layer, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
@@ -52,10 +52,11 @@ const hang = Tool.make({
   call: () =>
     Deferred.succeed(started, undefined).pipe(
       Effect.zipRight(Effect.never),
+      // Stopping takes a while, as stopping a process does: whoever waits for the call must wait for this.
       Effect.onInterrupt(() =>
-        Effect.sync(() => {
+        Effect.sleep("50 millis").pipe(Effect.zipRight(Effect.sync(() => {
           interrupted++
-        })
+        })))
       )
     )
 })
@@ -218,6 +219,25 @@ describe("McpServer", () => {
       for (let i = 0; i < 100 && interrupted === before; i++) yield* Effect.sleep("10 millis")
       assert.strictEqual(interrupted, before + 1)
       assert.strictEqual(bridge.calls.size, 0)
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("stopping the HTTP server interrupts the calls in flight and waits for them", () =>
+    Effect.gen(function*() {
+      const bridge = yield* McpServer.McpServeBridge
+      const before = interrupted
+      const port = yield* Deferred.make<number>()
+      const serving = yield* McpServer.serveHttp({ context, port: 0, onListening: (p) => Deferred.unsafeDone(port, Effect.succeed(p)) })
+        .pipe(Effect.fork)
+      const client = new Client({ name: "http-stop", version: "1" })
+      const url = new URL(`http://127.0.0.1:${yield* Deferred.await(port)}/mcp`)
+      yield* Effect.promise(() => client.connect(new StreamableHTTPClientTransport(url)))
+      const pending = client.callTool({ name: "Hang", arguments: {} }).then(() => "finished", () => "rejected")
+      while (bridge.calls.size === 0) yield* Effect.sleep("5 millis")
+      yield* Fiber.interrupt(serving)
+      // The server's release has run: the call's finalizer ran before it returned.
+      assert.strictEqual(interrupted, before + 1)
+      yield* Effect.promise(() => client.close())
+      assert.strictEqual(yield* Effect.promise(() => pending), "rejected")
     }).pipe(Effect.provide(runtimeLayer)))
 
   it.scopedLive("streamable HTTP on 127.0.0.1 with Host and Origin checks", () =>
