@@ -1,10 +1,15 @@
 /**
  * An MCP client transport over WebSocket (subprotocol `mcp`) built on `ws`, because the SDK's own
  * WebSocket transport needs a global `WebSocket`, which Node 20 does not have, and cannot send headers.
+ * A ping heartbeat notices a server that stops answering without closing the socket (a frozen process, a
+ * dropped network): the socket is then closed, which fails the calls in flight at once.
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 import WebSocket from "ws"
+
+/** A ping every 5 s; no pong by the next one means the server is gone (noticed within ~10 s). */
+const DEFAULT_HEARTBEAT_MS = 5_000
 
 export class WebSocketClientTransport implements Transport {
   onclose?: (() => void) | undefined
@@ -13,10 +18,17 @@ export class WebSocketClientTransport implements Transport {
   #socket: WebSocket | undefined
   readonly #url: URL
   readonly #headers: Readonly<Record<string, string>>
+  readonly #heartbeatMs: number
+  #heartbeat: ReturnType<typeof setInterval> | undefined
 
-  constructor(url: URL, headers: Readonly<Record<string, string>>) {
+  constructor(
+    url: URL,
+    headers: Readonly<Record<string, string>>,
+    options: { readonly heartbeatMs?: number } = {}
+  ) {
     this.#url = url
     this.#headers = headers
+    this.#heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS
   }
 
   start(): Promise<void> {
@@ -26,6 +38,17 @@ export class WebSocketClientTransport implements Transport {
       let opened = false
       socket.on("open", () => {
         opened = true
+        let answered = true
+        socket.on("pong", () => {
+          answered = true
+        })
+        this.#heartbeat = setInterval(() => {
+          // terminate() rather than close(): a server that does not answer pings will not answer a close either.
+          if (!answered) return socket.terminate()
+          answered = false
+          socket.ping()
+        }, this.#heartbeatMs)
+        this.#heartbeat.unref()
         resolve()
       })
       socket.on("unexpected-response", (_request, response) => {
@@ -39,7 +62,10 @@ export class WebSocketClientTransport implements Transport {
         if (!opened) reject(error)
         else this.onerror?.(error)
       })
-      socket.on("close", () => this.onclose?.())
+      socket.on("close", () => {
+        clearInterval(this.#heartbeat)
+        this.onclose?.()
+      })
       socket.on("message", (data: WebSocket.RawData) => {
         let parsed: JSONRPCMessage
         try {
@@ -65,6 +91,7 @@ export class WebSocketClientTransport implements Transport {
   }
 
   close(): Promise<void> {
+    clearInterval(this.#heartbeat)
     this.#socket?.close()
     return Promise.resolve()
   }
