@@ -279,6 +279,13 @@ export const isAllowedRequest = (
   return { ok: true }
 }
 
+/**
+ * Whether `host` is a loopback address. Only these may be bound: the server has no authentication and a
+ * non-browser client can send any Host header, so the Host check protects nothing on another interface.
+ */
+const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host)
+
 /** Serves streamable HTTP at `/mcp` until interrupted; each client session gets its own MCP server. */
 export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, ToolRuntime.ToolRuntime | McpServeBridge> =>
   Effect.gen(function*() {
@@ -286,6 +293,14 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
     const bridge = yield* McpServeBridge
     const effectRuntime = yield* Effect.runtime<never>()
     const host = options.host ?? "127.0.0.1"
+    if (!isLoopback(host)) {
+      return yield* Effect.fail(
+        new Error(
+          `refusing to serve on ${host}: toolwright mcp serve has no authentication and runs tools for whoever ` +
+            `connects, so it only binds a loopback address (127.0.0.1, ::1 or localhost)`
+        )
+      )
+    }
     const sessions = new Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>()
     let port = options.port
 

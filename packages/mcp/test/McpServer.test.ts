@@ -221,6 +221,16 @@ describe("McpServer", () => {
       assert.strictEqual(bridge.calls.size, 0)
     }).pipe(Effect.provide(runtimeLayer)))
 
+  it.scopedLive("refuses to bind anything but loopback: there is no authentication, and Host is forgeable", () =>
+    Effect.gen(function*() {
+      const error = yield* McpServer.serveHttp({ context, port: 0, host: "0.0.0.0" }).pipe(Effect.flip)
+      assert.strictEqual(
+        error.message,
+        `refusing to serve on 0.0.0.0: toolwright mcp serve has no authentication and runs tools for whoever ` +
+          `connects, so it only binds a loopback address (127.0.0.1, ::1 or localhost)`
+      )
+    }).pipe(Effect.provide(runtimeLayer)))
+
   it.scopedLive("stopping the HTTP server interrupts the calls in flight and waits for them", () =>
     Effect.gen(function*() {
       const bridge = yield* McpServer.McpServeBridge

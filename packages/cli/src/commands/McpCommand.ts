@@ -261,7 +261,7 @@ export const serve = Command.make(
       Options.withDefault(0)
     ),
     host: Options.text("host").pipe(
-      Options.withDescription("The address to bind (default 127.0.0.1); requests must name it or localhost as Host"),
+      Options.withDescription("The loopback address to bind: 127.0.0.1 (default), ::1 or localhost; nothing else is served"),
       Options.withDefault("127.0.0.1")
     ),
     cwd: CliOptions.cwd,
