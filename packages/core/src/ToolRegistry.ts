@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type * as Tool from "./Tool.js"
 import { provide } from "./Tool.js"
 import * as ToolPlugin from "./ToolPlugin.js"
+import { ToolProgress } from "./ToolProgress.js"
 
 export interface Service {
   /** Every registered, enabled tool, in pool order. */
@@ -63,7 +64,8 @@ export const fromTools = (
 /** Builds every plugin's layer in the current scope and provides it, with the environment, to its tools. */
 const makeFromPlugins = (plugins: ReadonlyArray<ToolPlugin.Any>) =>
   Effect.gen(function*() {
-    const environment = yield* Effect.context<unknown>()
+    // Without `ToolProgress`: the runtime provides each call its own, which a captured one would override.
+    const environment = Context.omit(ToolProgress)(yield* Effect.context<unknown>())
     const tools: Array<Tool.Any> = []
     const origin = new Map<string, { readonly name: string; readonly version: string }>()
     for (const plugin of plugins) {
