@@ -8,7 +8,9 @@ import type { ToolResultContent } from "./Message.js"
 import type { PermissionResult } from "./Permission.js"
 import { passthrough } from "./Permission.js"
 import type { ToolError } from "./ToolErrors.js"
-import type { ToolProgress } from "./ToolProgress.js"
+import { providedCalls } from "./internal/providedCalls.js"
+import { ToolProgress } from "./ToolProgress.js"
+import type { Service as ToolProgressService } from "./ToolProgress.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
 
 export const TypeId: unique symbol = Symbol.for("@toolwright/core/Tool")
@@ -223,9 +225,15 @@ export const isTool = (u: unknown): u is Any => typeof u === "object" && u !== n
 export const provide = <Name extends string, Input extends Schema.Schema.AnyNoContext, Output, R>(
   tool: Tool<Name, Input, Output, R>,
   context: Context.Context<R>
-): Tool<Name, Input, Output, never> =>
-  Object.assign(Object.create(Proto), tool, {
-    call: (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.call(input, ctx), context),
+): Tool<Name, Input, Output, never> => {
+  const call = (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.call(input, ctx), context)
+  providedCalls.set(call, (input: InputOf<Input>, ctx: ToolUseContext, progress: ToolProgressService) =>
+    Effect.mapInputContext(
+      tool.call(input, ctx),
+      (parent: Context.Context<never>) => Context.merge(Context.add(parent, ToolProgress, progress), context)
+    ))
+  return Object.assign(Object.create(Proto), tool, {
+    call,
     checkPermissions: tool.checkPermissions === defaultCheckPermissions
       ? tool.checkPermissions
       : (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.checkPermissions(input, ctx), context),
@@ -233,6 +241,7 @@ export const provide = <Name extends string, Input extends Schema.Schema.AnyNoCo
       ? tool.validateInput
       : (input: InputOf<Input>, ctx: ToolUseContext) => Effect.provide(tool.validateInput(input, ctx), context)
   })
+}
 
 /** The JSON Schema of a tool's input as sent to a model: derived from the Schema unless overridden. */
 export const inputJsonSchema = (tool: Any): JsonSchema => {

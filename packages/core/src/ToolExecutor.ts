@@ -4,6 +4,7 @@
  * and turns how it ended into an `Exit` the pipeline can always read.
  */
 import { Cause, Config, Context, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
+import { providedCalls } from "./internal/providedCalls.js"
 import type * as Tool from "./Tool.js"
 import { ToolProgress } from "./ToolProgress.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
@@ -57,7 +58,11 @@ export const makeWith = (options: Options): Service => {
     : Duration.toMillis(Duration.decode(options.defaultTimeout))
   return {
     execute: (tool, input, context, report) => {
-      const call = Effect.suspend(() => tool.call(input, context)).pipe(Effect.provideService(ToolProgress, { report }))
+      // A plugin's tool (`Tool.provide`): its context and the call's progress go in with one context change.
+      const provided = providedCalls.get(tool.call)
+      const call = provided === undefined
+        ? Effect.suspend(() => tool.call(input, context)).pipe(Effect.provideService(ToolProgress, { report }))
+        : Effect.suspend(() => provided(input, context, { report }))
       // A tool's own limit wins; `Infinity` is its way of saying it bounds itself.
       const limit = isLimit(tool.timeoutMs)
         ? { ms: tool.timeoutMs, source: "tool" as const }
