@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
 import { Effect, Layer, ManagedRuntime } from "effect"
+import picomatch from "picomatch"
 import { GlobTool } from "../src/glob/GlobTool.js"
 import { buildArgs, GrepTool } from "../src/grep/GrepTool.js"
 import { commonArgs, rgPath } from "../src/internal/ripgrep.js"
@@ -70,6 +71,23 @@ const rgDirect = (args: ReadonlyArray<string>) =>
     child.on("close", () => resolve(bytes))
   })
 
+/**
+ * The floor for a newest-first Glob: `rg --files`, the pattern matched, and the mtime of every match read
+ * (the ordering needs all of them; plain `rg --files` reads none, so it is no like-for-like baseline).
+ */
+// Synchronous stats: the fastest way to read 16,700 mtimes from one thread, so the floor is a strict one.
+const rgFilesAndStat = (args: ReadonlyArray<string>, pattern: string) => {
+  const isMatch = picomatch(pattern, { dot: true })
+  return new Promise<Array<string>>((resolve, reject) => {
+    const child = spawn(rgPath, args, { cwd: root, stdio: ["ignore", "pipe", "ignore"] })
+    let out = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => (out += chunk))
+    child.on("error", reject)
+    child.on("close", () => resolve(out.split("\n").filter((line) => line !== "" && isMatch(line))))
+  }).then((matches) => matches.map((file) => fs.statSync(path.join(root, file)).mtimeMs))
+}
+
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const compare = async (
@@ -127,6 +145,13 @@ try {
     compare(`Glob ${pattern} vs rg --files`, () => callTool("Glob", { pattern }), () => rgDirect(filesArgs), 5, 1.3)
   await glob("**/*.ts")
   await glob("**/file7.md")
+  await compare(
+    "Glob **/*.ts vs rg --files + the mtime of every match (the floor of newest-first)",
+    () => callTool("Glob", { pattern: "**/*.ts" }),
+    () => rgFilesAndStat(filesArgs, "**/*.ts"),
+    5,
+    1.3
+  )
   console.log(`Glob progress events over those ${2 * 6} calls: ${progressEvents} (at most one per 100 ms each)`)
 
   const longFile = path.join(root, "long.ts")
