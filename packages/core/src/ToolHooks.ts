@@ -152,25 +152,13 @@ export const combine = (services: ReadonlyArray<Service>): Service => {
   }
 }
 
-/** An embedder's hook: Effect functions for the events it cares about, for the tools its matcher names. */
-export interface Programmatic {
+/**
+ * An embedder's hook: Effect functions for the events it cares about (the stage's own signatures), for the
+ * tools its matcher names.
+ */
+export interface Programmatic extends Partial<Service> {
   /** Tool names separated by `|`, or a regex; absent or `*`: every tool (as in settings). */
   readonly matcher?: string
-  readonly preToolUse?: (tool: Tool.Any, input: unknown, context: ToolUseContext) => Effect.Effect<PreToolUseOutcome>
-  readonly postToolUse?: (
-    tool: Tool.Any,
-    input: unknown,
-    response: ToolResultContent,
-    context: ToolUseContext,
-    durationMs: number
-  ) => Effect.Effect<PostToolUseOutcome>
-  readonly postToolUseFailure?: (
-    tool: Tool.Any,
-    input: unknown,
-    error: string,
-    context: ToolUseContext,
-    durationMs: number
-  ) => Effect.Effect<PostToolUseOutcome>
 }
 
 /**
@@ -206,6 +194,10 @@ export const fromProgrammatic = (hooks: ReadonlyArray<Programmatic>): Service =>
     postToolUseFailure: (tool, input, error, context, durationMs) =>
       matches(tool.name) && hook.postToolUseFailure !== undefined
         ? hook.postToolUseFailure(tool, input, error, context, durationMs)
+        : Effect.succeed(none),
+    permissionDenied: (tool, input, reason, context) =>
+      matches(tool.name) && hook.permissionDenied !== undefined
+        ? hook.permissionDenied(tool, input, reason, context)
         : Effect.succeed(none)
   })))
 }

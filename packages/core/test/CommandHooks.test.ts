@@ -254,6 +254,13 @@ describe("CommandHooks in the pipeline", () => {
       assert.strictEqual(event.result.content, "embedder says no")
       const dying = ToolHooks.fromProgrammatic([{ preToolUse: () => Effect.die("boom") }])
       assert.deepStrictEqual(yield* dying.preToolUse(Echo, {}, context), {})
+      const denied = ToolHooks.fromProgrammatic([
+        { matcher: "Echo", permissionDenied: (_, __, reason) => Effect.succeed({ additionalContext: [`heard: ${reason}`] }) },
+        { matcher: "Other", permissionDenied: () => Effect.succeed({ additionalContext: ["not for Echo"] }) }
+      ])
+      assert.deepStrictEqual(yield* denied.permissionDenied!(Echo, {}, "no rule", context), {
+        additionalContext: ["heard: no rule"]
+      })
     }))
 })
 
