@@ -114,6 +114,15 @@ const writeText = (
     yield* commitWrite(context, target, bytes, { create })
   })
 
+/** The output of an edit whose new text is the whole file (an empty `old_string`). */
+const wholeFile = (input: EditInput, filePath: string, created: boolean): EditOutput => ({
+  filePath,
+  created,
+  replacements: 1,
+  matchKind: "exact",
+  snippet: snippetAround(input.new_string, 0, input.new_string.length)
+})
+
 const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
   Effect.gen(function*() {
     const { stats, target } = yield* checkPathKind(context, input)
@@ -121,13 +130,7 @@ const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
     if (stats === undefined) {
       yield* ensureParentDirectory(target.real)
       yield* writeText(context, target, input.new_string, "utf8", false, true)
-      return {
-        filePath: target.resolved,
-        created: true,
-        replacements: 1,
-        matchKind: "exact",
-        snippet: snippetAround(input.new_string, 0, input.new_string.length)
-      } satisfies EditOutput
+      return wholeFile(input, target.resolved, true)
     }
 
     const bytes = yield* readBytes(target.real)
@@ -138,13 +141,7 @@ const edit = (input: EditInput, context: ToolUseContext.ToolUseContext) =>
       if (text.trim() !== "") return yield* fail(FILE_EXISTS_MESSAGE)
       if (text !== "") yield* ensureFresh(context, target, bytes)
       yield* writeText(context, target, input.new_string, encoding, bom)
-      return {
-        filePath: target.resolved,
-        created: false,
-        replacements: 1,
-        matchKind: "exact",
-        snippet: snippetAround(input.new_string, 0, input.new_string.length)
-      } satisfies EditOutput
+      return wholeFile(input, target.resolved, false)
     }
 
     yield* ensureFresh(context, target, bytes)
