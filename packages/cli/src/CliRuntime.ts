@@ -2,7 +2,7 @@
  * Builds what a command runs tools with, from its shared options: the tool registry (built-in tools and
  * plugins), the runtime's stage layers and the session's `ToolUseContext`.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodePlatform from "./NodePlatform.js"
 import {
   CommandHooks,
   PermissionPolicy,
@@ -86,7 +86,7 @@ export const makeSession = (
 export const settingsStages: Layer.Layer<PermissionPolicy.PermissionPolicy | ToolHooks.ToolHooks> = Layer.mergeAll(
   PermissionPolicy.layerPersistent,
   CommandHooks.layerFromContext
-).pipe(Layer.provide(NodeContext.layer))
+).pipe(Layer.provide(NodePlatform.layer))
 
 /**
  * The default stages with big results persisted under `~/.toolwright/projects/<cwd>/<session>/tool-results/`
@@ -94,14 +94,14 @@ export const settingsStages: Layer.Layer<PermissionPolicy.PermissionPolicy | Too
  */
 export const resultStages: Layer.Layer<
   Layer.Layer.Success<ReturnType<typeof ToolRuntime.defaultStagesFileSystem>>
-> = ToolRuntime.defaultStagesFileSystem().pipe(Layer.provide(NodeContext.layer))
+> = ToolRuntime.defaultStagesFileSystem().pipe(Layer.provide(NodePlatform.layer))
 
 /** The registry of every tool the CLI offers. */
-export const registryLayer = ToolRegistry.layer([BuiltinTools.plugin]).pipe(Layer.provide(NodeContext.layer))
+export const registryLayer = ToolRegistry.layer([BuiltinTools.plugin]).pipe(Layer.provide(NodePlatform.layer))
 
 /** A prompter behind the PermissionRequest hooks of the session's settings, which may answer for the user. */
 export const withPermissionRequestHooks = <E, R>(prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>) =>
-  CommandHooks.layerPermissionRequest.pipe(Layer.provide(prompter), Layer.provide(NodeContext.layer))
+  CommandHooks.layerPermissionRequest.pipe(Layer.provide(prompter), Layer.provide(NodePlatform.layer))
 
 /** The settings files whose `mcpServers` add to the project's `.mcp.json`, lowest first. */
 export const mcpSettingsFiles = (cwd: string, settings: Option.Option<string>): ReadonlyArray<string> => [
@@ -219,7 +219,7 @@ export const builtinRegistryFor = (
       // Plugins loaded at run time cannot state their requirements to the compiler: the registry gets the
       // Node platform services, and a plugin needing anything else fails here, named, instead of at a call.
       const registry = ToolRegistry.layer([BuiltinTools.make({ sandbox }), ...plugins]).pipe(
-        Layer.provide(NodeContext.layer)
+        Layer.provide(NodePlatform.layer)
       ) as Layer.Layer<ToolRegistry.ToolRegistry, unknown>
       return registry.pipe(
         Layer.catchAllCause((cause) =>
@@ -232,7 +232,7 @@ export const builtinRegistryFor = (
           )
         )
       )
-    }).pipe(Effect.provide(NodeContext.layer))
+    }).pipe(Effect.provide(NodePlatform.layer))
   )
 
 /**

@@ -3,7 +3,7 @@
  */
 import { Command, ValidationError } from "@effect/cli"
 // Subpath imports: the package index also loads undici (HTTP), which no command here needs at start-up.
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodePlatform from "./NodePlatform.js"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit } from "effect"
 import * as ExecCommand from "./commands/ExecCommand.js"
@@ -30,7 +30,7 @@ const cli = Command.run(root, { name: "toolwright", version: VERSION })
 /** Runs the CLI on `argv` (as process.argv) and resolves with the exit code. */
 export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> =>
   cli(argv).pipe(
-    Effect.provide(NodeContext.layer),
+    Effect.provide(NodePlatform.layer),
     Effect.exit,
     Effect.flatMap((exit) => {
       if (Exit.isSuccess(exit)) return Effect.succeed(0)

@@ -324,7 +324,7 @@ export const makeStore = (storage: Service, options: Options = {}): StoreService
         context.toolUseId,
         context
       )
-    ).pipe(Effect.withSpan("ToolResultStore.toContent", { attributes: { tool: tool.name } }))
+    )
 })
 
 const storeLayer = (options: Options) =>

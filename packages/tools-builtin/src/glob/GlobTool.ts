@@ -84,7 +84,7 @@ const checkDirectory = (dir: string, context: ToolUseContext.ToolUseContext) => 
   return Effect.void
 }
 
-const glob = Effect.fn("Glob.call")(function*(input: GlobInput, context: ToolUseContext.ToolUseContext) {
+const glob = Effect.fnUntraced(function*(input: GlobInput, context: ToolUseContext.ToolUseContext) {
   const { matches, root, searchDir } = plan(input, context)
   yield* checkDirectory(searchDir, context)
   if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) {

@@ -182,7 +182,7 @@ const fail = (message: string) => Effect.fail(new ToolErrors.ToolError({ message
 
 const isNonNegativeInteger = (n: number | undefined) => n === undefined || (Number.isInteger(n) && n >= 0)
 
-const grep = Effect.fn("Grep.call")(function*(input: GrepInput, context: ToolUseContext.ToolUseContext) {
+const grep = Effect.fnUntraced(function*(input: GrepInput, context: ToolUseContext.ToolUseContext) {
   const mode = input.output_mode ?? "files_with_matches"
   const absolute = searchPath(input, context)
   const shown = displayPath(context.cwd, absolute)

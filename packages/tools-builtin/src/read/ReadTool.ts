@@ -4,6 +4,7 @@
  * end, empty file). Every successful read is recorded in the session's read-file state, which Write and
  * Edit check before they touch the file.
  */
+import * as fsSync from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { Tool, ToolErrors } from "@toolwright/core"
@@ -85,8 +86,15 @@ const similarFile = (missing: string, context: ToolUseContext.ToolUseContext): E
     }
   })
 
+/**
+ * Files up to this size are stat'ed and read synchronously: a local stat or a small read takes
+ * microseconds, less than the thread-pool round trips of the asynchronous calls (a Read's whole cost
+ * through `mcp serve` is under a millisecond). Bigger files are read asynchronously.
+ */
+export const SYNC_READ_BYTES = 256 * 1024
+
 const statFile = (file: string, context: ToolUseContext.ToolUseContext) =>
-  Effect.tryPromise({ try: () => fs.stat(file), catch: (error) => error }).pipe(
+  Effect.try({ try: () => fsSync.statSync(file), catch: (error) => error }).pipe(
     Effect.catchAll((error) => {
       const code = typeof error === "object" && error !== null && "code" in error ? error.code : undefined
       if (code === "ENOENT" || code === "ENOTDIR") {
@@ -99,14 +107,16 @@ const statFile = (file: string, context: ToolUseContext.ToolUseContext) =>
     })
   )
 
-const readBytes = (file: string) =>
-  Effect.tryPromise({
-    try: () => fs.readFile(file),
-    catch: (error) =>
-      new ToolErrors.ToolError({
-        message: `Could not read ${file}: ${error instanceof Error ? error.message : String(error)}`
-      })
+const readError = (file: string, error: unknown) =>
+  new ToolErrors.ToolError({
+    message: `Could not read ${file}: ${error instanceof Error ? error.message : String(error)}`
   })
+
+/** The file's bytes; `size` (from the stat) decides between a synchronous and an asynchronous read. */
+const readBytes = (file: string, size: number) =>
+  size <= SYNC_READ_BYTES
+    ? Effect.try({ try: () => fsSync.readFileSync(file), catch: (error) => readError(file, error) })
+    : Effect.tryPromise({ try: () => fs.readFile(file), catch: (error) => readError(file, error) })
 
 const numberLines = (lines: ReadonlyArray<string>, firstLine: number): string => {
   let out = ""
@@ -118,12 +128,13 @@ const numberLines = (lines: ReadonlyArray<string>, firstLine: number): string =>
   return out
 }
 
-const readNotebook = Effect.fn("Read.notebook")(function*(
+const readNotebook = Effect.fnUntraced(function*(
   file: string,
+  size: number,
   mtimeMs: number,
   context: ToolUseContext.ToolUseContext
 ) {
-  const bytes = yield* readBytes(file)
+  const bytes = yield* readBytes(file, size)
   const parsed = Notebook.parse(decode(bytes).text)
   if (Either.isLeft(parsed)) return yield* fail(`Could not read the notebook ${file}: ${parsed.left}.`)
   const blocks = Notebook.render(parsed.right, file)
@@ -133,7 +144,7 @@ const readNotebook = Effect.fn("Read.notebook")(function*(
   return { type: "notebook", filePath: file, blocks } satisfies ReadOutput
 })
 
-const read = Effect.fn("Read.call")(function*(
+const read = Effect.fnUntraced(function*(
   file: string,
   input: ReadInput,
   context: ToolUseContext.ToolUseContext
@@ -146,16 +157,16 @@ const read = Effect.fn("Read.call")(function*(
   const media = imageMediaType(extension) !== undefined || extension === ".ipynb" || extension === ".pdf"
   if (media && stat.size > Prompt.MAX_MEDIA_BYTES) return yield* fail(Prompt.mediaTooLarge(file, stat.size))
   if (imageMediaType(extension) !== undefined) {
-    const bytes = yield* readBytes(file)
+    const bytes = yield* readBytes(file, stat.size)
     const image = yield* readImage(file, bytes)
     recordRead(context, file, bytes, stat.mtimeMs)
     return { type: "image", filePath: file, ...image } satisfies ReadOutput
   }
-  if (extension === ".ipynb") return yield* readNotebook(file, stat.mtimeMs, context)
+  if (extension === ".ipynb") return yield* readNotebook(file, stat.size, stat.mtimeMs, context)
   if (extension === ".pdf") {
     const range = input.pages === undefined ? undefined : parsePages(input.pages)
     if (typeof range === "string") return yield* fail(range)
-    const bytes = yield* readBytes(file)
+    const bytes = yield* readBytes(file, stat.size)
     const pdf = yield* readPdf(file, bytes, range)
     const tokens = Math.ceil(renderPdf(file, pdf).length / 4)
     if (tokens > Prompt.MAX_OUTPUT_TOKENS) return yield* fail(Prompt.pdfTooManyTokens(tokens))
@@ -183,7 +194,7 @@ const read = Effect.fn("Read.call")(function*(
     recordReadHash(context, file, streamed.contentHash, stat.mtimeMs, range)
     return yield* present(file, input, startLine, streamed.lines, streamed.totalLines)
   }
-  const bytes = yield* readBytes(file)
+  const bytes = yield* readBytes(file, stat.size)
   // Decoded as Edit decodes (BOM, UTF-16, Latin-1 for bytes that are not UTF-8), so the text a model
   // copies from here into old_string is the text Edit will search.
   const decoded = decode(bytes)

@@ -43,7 +43,7 @@ export const ToolSearchTool = Tool.make<
       (Number.isInteger(input.max_results) && input.max_results >= 1 && input.max_results <= 100)
       ? Effect.void
       : Effect.fail(new ToolErrors.ToolError({ message: Prompt.invalidMaxResults(input.max_results) })),
-  call: Effect.fn("ToolSearch.call")(function*(input: ToolSearchInput) {
+  call: Effect.fnUntraced(function*(input: ToolSearchInput) {
     const deferredTools = yield* ToolSearch.DeferredTools
     const { plan, pool } = yield* deferredTools.current
     const matches = ToolSearch.searchTools(input.query, pool, plan.deferred, input.max_results)
