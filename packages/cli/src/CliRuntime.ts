@@ -284,7 +284,10 @@ export const runtimeLayerWith = <E, R>(
     Layer.provideMerge(registryLayerFor(options))
   )
 
-/** The runtime of `run`: as `runtimeLayerWith`, asking in the terminal when there is one (else denying). */
+/**
+ * The runtime of `run`: as `runtimeLayerWith`, asking in the terminal when there is one (else denying);
+ * MCP servers' questions (elicitation) go to the same terminal (else are declined).
+ */
 export const runtimeLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) => runtimeLayerWith(TerminalPrompter.layerAuto, options)
+) => runtimeLayerWith(TerminalPrompter.layerAuto, options).pipe(Layer.provide(TerminalPrompter.layerAuto))

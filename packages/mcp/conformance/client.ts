@@ -8,7 +8,7 @@ import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { McpClientManager, McpConfig, McpOAuth, McpToolRegistry } from "../src/index.js"
+import { McpClientManager, McpConfig, McpElicitation, McpOAuth, McpToolRegistry } from "../src/index.js"
 
 const url = process.argv[process.argv.length - 1]
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
@@ -48,7 +48,10 @@ const program = Effect.gen(function*() {
         logDir: path.join(dir, "logs"),
         credentialsFile,
         reconnect: { maxAttempts: 0, initialDelayMs: 100 }
-      }))
+      }).pipe(
+        // A user who accepts every form without typing anything: the schema's defaults fill it (SEP-1034).
+        Layer.provide(McpElicitation.layerCallback(() => Effect.succeed({ action: "accept", content: {} })))
+      ))
     )
   )
   const manager = yield* Effect.provide(McpClientManager.McpClientManager, built)

@@ -2,7 +2,9 @@
  * The MCP client side: connects to every configured server at once (each bounded by a connect timeout,
  * none blocking the others), keeps their tool lists current (after connecting and on
  * `notifications/tools/list_changed`), reconnects with backoff when a connection drops, and turns each
- * server tool into a toolwright tool named `mcp__<server>__<tool>`.
+ * server tool into a toolwright tool named `mcp__<server>__<tool>`. The client declares `elicitation` (form
+ * mode, answered by `McpElicitation`) and `roots` (the session's working directories); not `sampling`, since
+ * there is no model here to sample.
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -12,7 +14,9 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolResultSchema,
+  ElicitRequestSchema,
   ErrorCode,
+  ListRootsRequestSchema,
   McpError,
   type ProgressNotification,
   ProgressNotificationSchema,
@@ -25,6 +29,7 @@ import { Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option, Pr
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import { WebSocketClientTransport } from "./internal/WebSocketClientTransport.js"
 import { compile, type Validator } from "./internal/jsonSchema.js"
 import type {
@@ -37,6 +42,7 @@ import type {
 } from "./McpConfig.js"
 import * as McpConfig from "./McpConfig.js"
 import * as McpContent from "./McpContent.js"
+import * as McpElicitation from "./McpElicitation.js"
 import * as McpOAuth from "./McpOAuth.js"
 import { McpServerNotFound, McpToolCallError } from "./McpErrors.js"
 import * as McpToolName from "./McpToolName.js"
@@ -70,6 +76,8 @@ export interface Service {
   readonly version: () => number
   /** Closes the server's connection and connects again, re-listing its tools. */
   readonly reconnect: (name: string) => Effect.Effect<ServerStatus, McpServerNotFound>
+  /** Replaces the roots servers see (`roots/list`) and tells the connected ones (`roots/list_changed`). */
+  readonly setRoots: (directories: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 export class McpClientManager extends Context.Tag("@toolwright/mcp/McpClientManager")<McpClientManager, Service>() {}
@@ -92,6 +100,8 @@ export interface Options {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Where OAuth credentials are kept; default `~/.toolwright/mcp-credentials.json`. */
   readonly credentialsFile?: string
+  /** The directories servers get from `roots/list` (as `file://` URIs); default `[cwd]`. */
+  readonly roots?: ReadonlyArray<string>
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
@@ -185,6 +195,12 @@ export const make = (options: Options) =>
     const reconnectPolicy = options.reconnect ?? { maxAttempts: 5, initialDelayMs: 1_000 }
     const clientInfo = options.clientInfo ?? { name: "toolwright", version: "0.1.0" }
     const logDir = options.logDir ?? defaultLogDir(options.cwd)
+    const elicitation = Option.getOrElse(
+      yield* Effect.serviceOption(McpElicitation.McpElicitation),
+      () => McpElicitation.decline
+    )
+    const runElicitation = Runtime.runPromise(yield* Effect.runtime<never>())
+    let roots: ReadonlyArray<string> = options.roots ?? [options.cwd]
     const fibers = yield* FiberSet.make()
     const fork = yield* FiberSet.runtime(fibers)<never>()
     let closing = false
@@ -347,7 +363,30 @@ export const make = (options: Options) =>
           return
         }
         const { logFd, offset, transport } = made.right
-        const client = new Client(clientInfo, { capabilities: {} })
+        // `applyDefaults`: the SDK fills the fields an accepted answer leaves out with the schema's defaults.
+        const client = new Client(clientInfo, {
+          capabilities: { elicitation: { form: { applyDefaults: true } }, roots: { listChanged: true } }
+        })
+        client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+          const params = request.params
+          // Only form mode is declared, so the SDK refuses URL mode before this handler.
+          if (params.mode === "url") return { action: "decline" }
+          // The server cancelling its request (or the connection closing) aborts the signal: the question stops.
+          return runElicitation(
+            elicitation.elicit({
+              server: connection.entry.name,
+              message: params.message,
+              requestedSchema: params.requestedSchema
+            }).pipe(
+              // An accept without content still gets the defaults (the SDK fills only a content object).
+              Effect.map((answer) => answer.action === "accept" ? { ...answer, content: answer.content ?? {} } : answer)
+            ),
+            { signal: extra.signal }
+          )
+        })
+        client.setRequestHandler(ListRootsRequestSchema, () => ({
+          roots: roots.map((directory) => ({ uri: pathToFileURL(directory).href, name: path.basename(directory) }))
+        }))
         // Runs before the SDK's own dispatch (which keeps it), in the order messages arrive.
         transport.onmessage = (message) => {
           if (!("method" in message) || message.method !== "notifications/progress" || "id" in message) return
@@ -695,6 +734,13 @@ export const make = (options: Options) =>
           }
           yield* connect(connection)
           return status(connection)
+        }),
+      setRoots: (directories) =>
+        Effect.promise(async () => {
+          roots = [...directories]
+          await Promise.all(
+            connections.map((connection) => connection.client?.sendRootsListChanged().catch(() => undefined))
+          )
         })
     }
     return service

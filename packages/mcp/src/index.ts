@@ -1,6 +1,7 @@
 export * as McpClientManager from "./McpClientManager.js"
 export * as McpConfig from "./McpConfig.js"
 export * as McpContent from "./McpContent.js"
+export * as McpElicitation from "./McpElicitation.js"
 export * as McpErrors from "./McpErrors.js"
 export * as McpOAuth from "./McpOAuth.js"
 export * as McpServer from "./McpServer.js"
