@@ -4,7 +4,8 @@
  * `notifications/tools/list_changed`), reconnects with backoff when a connection drops, and turns each
  * server tool into a toolwright tool named `mcp__<server>__<tool>`. The client declares `elicitation` (form
  * mode, answered by `McpElicitation`) and `roots` (the session's working directories); not `sampling`, since
- * there is no model here to sample.
+ * there is no model here to sample. HTTP and SSE connections are pinged while calls are in flight, so a
+ * server that freezes fails its calls within seconds instead of at the tool timeout.
  */
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -102,6 +103,11 @@ export interface Options {
   readonly credentialsFile?: string
   /** The directories servers get from `roots/list` (as `file://` URIs); default `[cwd]`. */
   readonly roots?: ReadonlyArray<string>
+  /**
+   * HTTP/SSE liveness: while a call is in flight, a `ping` every `intervalMs` that must be answered within
+   * `timeoutMs`, else the calls fail and the connection is re-made with backoff. Default 3 s and 3 s.
+   */
+  readonly heartbeat?: { readonly intervalMs: number; readonly timeoutMs: number }
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
@@ -175,6 +181,8 @@ interface Connection {
   readonly retired: WeakSet<Client>
   /** Progress listeners of the calls in flight, by the progress token sent with each. */
   readonly progress: Map<string, (progress: ProgressParams) => void>
+  /** Why the heartbeat gave up on the connection, until a connect succeeds again. */
+  unresponsive: string | undefined
 }
 
 interface ToolEntry {
@@ -195,6 +203,7 @@ export const make = (options: Options) =>
     const reconnectPolicy = options.reconnect ?? { maxAttempts: 5, initialDelayMs: 1_000 }
     const clientInfo = options.clientInfo ?? { name: "toolwright", version: "0.1.0" }
     const logDir = options.logDir ?? defaultLogDir(options.cwd)
+    const heartbeatPolicy = options.heartbeat ?? { intervalMs: 3_000, timeoutMs: 3_000 }
     const elicitation = Option.getOrElse(
       yield* Effect.serviceOption(McpElicitation.McpElicitation),
       () => McpElicitation.decline
@@ -226,7 +235,8 @@ export const make = (options: Options) =>
       inFlight: undefined,
       reconnecting: false,
       retired: new WeakSet(),
-      progress: new Map()
+      progress: new Map(),
+      unresponsive: undefined
     }))
     const configErrors: ReadonlyArray<McpConfigError> = options.servers.errors
     const changed = () => {
@@ -439,6 +449,10 @@ export const make = (options: Options) =>
         client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
           fork(relist(connection, client))
         })
+        connection.unresponsive = undefined
+        if (connection.entry.config.type === "http" || connection.entry.config.type === "sse") {
+          fork(heartbeat(connection, client))
+        }
         changed()
       }).pipe(
         Effect.ensuring(Effect.suspend(() => {
@@ -447,6 +461,31 @@ export const make = (options: Options) =>
           return done === undefined ? Effect.void : Deferred.succeed(done, undefined)
         }))
       )
+
+    /**
+     * Pings an HTTP/SSE server while calls are in flight. The transport cannot tell a frozen server (a
+     * stopped process, a dropped network) from a slow call; an unanswered ping can. A server answering
+     * the ping with an error is alive.
+     */
+    const heartbeat = (connection: Connection, client: Client): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        while (connection.client === client && !closing) {
+          yield* Effect.sleep(Duration.millis(heartbeatPolicy.intervalMs))
+          if (connection.client !== client || connection.progress.size === 0) continue
+          const answer = yield* Effect.tryPromise((signal) =>
+            client.ping({ signal, timeout: heartbeatPolicy.timeoutMs })
+          ).pipe(Effect.either)
+          if (answer._tag === "Right") continue
+          const error = answer.left.error
+          if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout) continue
+          if (connection.client !== client) return
+          const reason = `it did not answer a ping within ${heartbeatPolicy.timeoutMs} ms`
+          connection.unresponsive = reason
+          onConnectionLost(connection, client, `${reason} (frozen or unreachable)`)
+          // Closing rejects the calls in flight now.
+          yield* Effect.promise(() => client.close().catch(() => undefined))
+        }
+      })
 
     const reconnectLoop = (connection: Connection): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -595,6 +634,9 @@ export const make = (options: Options) =>
       let message: string
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         message = `MCP server "${name}" did not answer ${toolName} within ${toolTimeoutMs} ms (MCP_TOOL_TIMEOUT).`
+      } else if (connection.unresponsive !== undefined) {
+        message = `MCP server "${name}" stopped answering while ${toolName} was running: ${connection.unresponsive}. ` +
+          `toolwright is reconnecting to it; try again shortly, or check the server (toolwright mcp get ${name}).`
       } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
         const tail = stderrTail(connection.logFile, connection.logOffset).split("\n").slice(-3).join("\n")
         message = `MCP server "${name}" closed the connection while ${toolName} was running.` +

@@ -46,14 +46,15 @@ const startServer = (args: ReadonlyArray<string>, ready: RegExp, env: Record<str
 const startScripted = (mode: "http" | "ws", port = 0, extra: ReadonlyArray<string> = []) =>
   startServer([scripted, mode, String(port), ...extra], /listening (\d+)/)
 
-const runtimeFor = (mcpServers: unknown) =>
+const runtimeFor = (mcpServers: unknown, options: Partial<McpClientManager.Options> = {}) =>
   Effect.gen(function*() {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-remote-"))
     const manager = McpClientManager.layer({
       servers: McpConfig.parseServers(mcpServers, "test.mcp.json", { TEST_TOKEN: "secret" }),
       cwd: dir,
       logDir: path.join(dir, "logs"),
-      reconnect: { maxAttempts: 40, initialDelayMs: 50 }
+      reconnect: { maxAttempts: 40, initialDelayMs: 50 },
+      ...options
     })
     const layer = ToolRuntime.layerDefault.pipe(
       Layer.provideMerge(McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))),
@@ -121,6 +122,36 @@ describe("McpClientManager over streamable HTTP", () => {
       assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
     }))
 
+  it.scopedLive("a frozen server (SIGSTOP) misses a ping: the call fails within seconds, then the client reconnects", () =>
+    Effect.gen(function*() {
+      const { child, port } = yield* startScripted("http")
+      const { call, manager, waitFor } = yield* runtimeFor(
+        { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+        { heartbeat: { intervalMs: 300, timeoutMs: 700 }, connectTimeoutMs: 2_000 }
+      )
+      const pending = yield* Effect.fork(call("mcp__web__sleep-silently", { ms: 600_000 }))
+      yield* Effect.sleep("500 millis")
+      child.kill("SIGSTOP")
+      yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGCONT")))
+      const started = Date.now()
+      const failed = yield* pending.await.pipe(Effect.flatten)
+      assert.isBelow(Date.now() - started, 20_000)
+      assert.isTrue(failed.result.is_error)
+      assert.strictEqual(
+        failed.text,
+        `<tool_use_error>MCP server "web" stopped answering while mcp__web__sleep-silently was running: ` +
+          `it did not answer a ping within 700 ms. toolwright is reconnecting to it; try again shortly, or check ` +
+          `the server (toolwright mcp get web).</tool_use_error>`
+      )
+      assert.strictEqual(
+        manager.servers()[0].error,
+        "connection lost: it did not answer a ping within 700 ms (frozen or unreachable)"
+      )
+      child.kill("SIGCONT")
+      assert.strictEqual((yield* waitFor("connected")).state, "connected")
+      assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
+    }))
+
   it.scopedLive("a stale session (HTTP 404) is re-initialised and the call is sent again", () =>
     Effect.gen(function*() {
       const { port } = yield* startScripted("http")
@@ -160,6 +191,28 @@ describe("McpClientManager over SSE and WebSocket", () => {
       const { call, manager } = yield* runtimeFor({ legacy: { type: "sse", url: `http://127.0.0.1:${port}/sse` } })
       assert.strictEqual(manager.servers()[0].state, "connected")
       assert.strictEqual((yield* call("mcp__legacy__echo", { message: "over sse" })).text, "Echo: over sse")
+    }))
+
+  it.scopedLive("SSE: a frozen server (SIGSTOP) misses a ping and its call fails within seconds", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      const { child } = yield* startServer([everything, "sse"], /running on port (\d+)/, { PORT: String(port) })
+      const { call } = yield* runtimeFor(
+        { legacy: { type: "sse", url: `http://127.0.0.1:${port}/sse` } },
+        { heartbeat: { intervalMs: 300, timeoutMs: 700 }, reconnect: { maxAttempts: 0, initialDelayMs: 50 } }
+      )
+      const pending = yield* Effect.fork(call("mcp__legacy__trigger-long-running-operation", { duration: 600, steps: 600 }))
+      yield* Effect.sleep("500 millis")
+      child.kill("SIGSTOP")
+      const started = Date.now()
+      const failed = yield* pending.await.pipe(Effect.flatten)
+      assert.isBelow(Date.now() - started, 20_000)
+      assert.strictEqual(
+        failed.text,
+        `<tool_use_error>MCP server "legacy" stopped answering while mcp__legacy__trigger-long-running-operation was ` +
+          `running: it did not answer a ping within 700 ms. toolwright is reconnecting to it; try again shortly, or ` +
+          `check the server (toolwright mcp get legacy).</tool_use_error>`
+      )
     }))
 
   it.scopedLive("WebSocket: calls and progress", () =>
