@@ -45,7 +45,16 @@ export interface RuleSubjects {
    * (resolved against the cwd): the policy resolves symlinks itself and checks both forms (an allow must
    * match the link and its target, a deny either). A tool may also list both forms itself.
    */
-  readonly paths: ReadonlyArray<{ readonly path: string; readonly access: "read" | "write" }>
+  readonly paths: ReadonlyArray<{
+    readonly path: string
+    readonly access: "read" | "write"
+    /**
+     * Set when the path is an argument of the command a specifier names (`rm build/x`), not a redirection:
+     * inside the working directories it then rides on the rule that allowed the command, a write as well as a
+     * read. Deny rules, protected paths and the working-directory check still apply to it.
+     */
+    readonly argument?: boolean
+  }>
   /** Set when the input could not be understood well enough to match rules safely: the call must ask. */
   readonly opaque?: string
 }

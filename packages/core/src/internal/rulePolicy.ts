@@ -85,6 +85,8 @@ type Access = "read" | "write"
 interface PathSubject {
   readonly path: string
   readonly access: Access
+  /** An argument of the command (see `Tool.RuleSubjects`): a write rides on the command's rule too. */
+  readonly argument: boolean
   /** The path as written (normalised) and with symlinks resolved: allow must match both, deny either. */
   readonly forms: ReadonlyArray<string>
 }
@@ -340,7 +342,11 @@ export const make = (options: Options) => {
     })
 
   const lexicalPaths = (subjects: Tool.RuleSubjects, cwd: string) =>
-    subjects.paths.map(({ access, path }) => ({ access, path: PosixPath.resolve(cwd, path) }))
+    subjects.paths.map(({ access, argument, path }) => ({
+      access,
+      argument: argument === true,
+      path: PosixPath.resolve(cwd, path)
+    }))
   /** The paths with their real forms; synchronous when there is nothing to resolve. */
   const pathSubjects = (
     subjects: Tool.RuleSubjects,
@@ -348,10 +354,13 @@ export const make = (options: Options) => {
   ): ReadonlyArray<PathSubject> | Effect.Effect<ReadonlyArray<PathSubject>> => {
     const lexical = lexicalPaths(subjects, cwd)
     if (options.realPath === undefined || lexical.length === 0) {
-      return lexical.map(({ access, path }) => ({ access, path, forms: [path] }))
+      return lexical.map(({ access, argument, path }) => ({ access, argument, path, forms: [path] }))
     }
-    return Effect.forEach(lexical, ({ access, path }) =>
-      Effect.map(realPath(path), (real) => ({ path, access, forms: real === path ? [path] : [path, real] })))
+    return Effect.forEach(lexical, ({ access, argument, path }) =>
+      Effect.map(
+        realPath(path),
+        (real) => ({ path, access, argument, forms: real === path ? [path] : [path, real] })
+      ))
   }
 
   /** The first deny (or ask) rule matching any subject, with the path it matched if any. */
@@ -421,12 +430,13 @@ export const make = (options: Options) => {
         decisive ??= rule
         continue
       }
-      // A file a command reads inside the working directories rides on the rule that allowed the command; a
-      // file it writes (a redirection) is an edit of that file, allowed only by an Edit rule (above) or by
-      // acceptEdits inside the working directories: `Bash(echo:*)` must not allow `echo x > src/app.ts`.
+      // A file a command reads inside the working directories rides on the rule that allowed the command, and
+      // so does one its arguments name (`Bash(rm:*)` allows `rm build/x`); a file a redirection writes is an
+      // edit of that file, allowed only by an Edit rule (above) or by acceptEdits inside the working
+      // directories: `Bash(echo:*)` must not allow `echo x > src/app.ts`.
       const inside = path.forms.every((form) => isInside(workingDirs, form))
       const riding = !pathMode && subjects.specifiers.length > 0 && inside &&
-        (path.access === "read" || mode === "acceptEdits")
+        (path.access === "read" || path.argument || mode === "acceptEdits")
       if (!riding) missing.push(path.path)
     }
     if (missing.length > 0 || decisive === undefined) return { allowed: false, missing }
