@@ -339,7 +339,8 @@ export const make = (options: Options) =>
     const describeFailure = (connection: Connection, error: unknown, offset: number): string => {
       const base = error instanceof McpError && error.code === ErrorCode.RequestTimeout
         ? `did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`
-        : messageOf(error)
+        // The SDK names its own option; the user wrote `oauth.issuer`.
+        : messageOf(error).replace("`expectedIssuer`", `oauth.issuer in ${connection.entry.source}`)
       const tail = stderrTail(connection.logFile, offset)
       return tail === "" ? base : `${base}; its stderr ended with:\n${tail}`
     }

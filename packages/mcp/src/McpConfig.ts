@@ -27,6 +27,11 @@ export interface OAuthConfig {
   /** The loopback port of the login redirect, for servers whose client registration fixes it. */
   readonly callbackPort?: number | undefined
   readonly grantType?: "authorization_code" | "client_credentials" | undefined
+  /**
+   * The authorization server's issuer URL: a configured client secret is sent to that server only, never
+   * to whichever one the MCP server names (the SDK's `expectedIssuer`).
+   */
+  readonly issuer?: string | undefined
 }
 
 export interface RemoteServerConfig {
@@ -129,6 +134,16 @@ export const parseEntry = (
     }
     return value
   }
+  /** A string field, its variables expanded. */
+  const stringField = (field: string, value: unknown): string | McpConfigError =>
+    typeof value === "string" ? expand(field, value) : fail(field, `must be a string, not ${describeJson(value)}`)
+  const urlField = (field: string, text: string): URL | McpConfigError => {
+    try {
+      return new URL(text)
+    } catch {
+      return fail(field, `is not a valid URL: ${JSON.stringify(text)}`)
+    }
+  }
   const stringMap = (field: string, value: unknown): Record<string, string> | McpConfigError => {
     if (value === undefined) return {}
     if (!isRecord(value)) return fail(field, `must be an object of strings, not ${describeJson(value)}`)
@@ -195,12 +210,8 @@ export const parseEntry = (
     }
     const url = expand("url", raw.url)
     if (typeof url !== "string") return url
-    let parsed: URL
-    try {
-      parsed = new URL(url)
-    } catch {
-      return fail("url", `is not a valid URL: ${JSON.stringify(url)}`)
-    }
+    const parsed = urlField("url", url)
+    if (parsed instanceof McpConfigError) return parsed
     const schemes = type === "ws" ? ["ws:", "wss:"] : ["http:", "https:"]
     if (!schemes.includes(parsed.protocol)) {
       return fail("url", `must start with ${schemes.map((s) => `${s}//`).join(" or ")} for a ${type} server`)
@@ -212,10 +223,23 @@ export const parseEntry = (
     const oauth: { -readonly [K in keyof OAuthConfig]: OAuthConfig[K] } = {}
     for (const [key, value] of Object.entries(raw.oauth)) {
       if (key === "clientId" || key === "clientSecret" || key === "scope") {
-        if (typeof value !== "string") return fail(`oauth.${key}`, `must be a string, not ${describeJson(value)}`)
-        const expanded = expand(`oauth.${key}`, value)
+        const expanded = stringField(`oauth.${key}`, value)
         if (typeof expanded !== "string") return expanded
         oauth[key] = expanded
+      } else if (key === "issuer") {
+        const expanded = stringField("oauth.issuer", value)
+        if (typeof expanded !== "string") return expanded
+        const issuer = urlField("oauth.issuer", expanded)
+        if (issuer instanceof McpConfigError) return issuer
+        // RFC 8414: an https URL without query or fragment; plain http only for a server on this machine.
+        const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(issuer.hostname)
+        if (issuer.protocol !== "https:" && !(issuer.protocol === "http:" && loopback)) {
+          return fail("oauth.issuer", "must start with https:// (http:// only for localhost)")
+        }
+        if (issuer.search !== "" || issuer.hash !== "") {
+          return fail("oauth.issuer", "must not have a query or fragment: give the authorization server's issuer URL")
+        }
+        oauth.issuer = expanded
       } else if (key === "callbackPort") {
         if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 65535) {
           return fail("oauth.callbackPort", `must be a port number (1-65535), not ${JSON.stringify(value)}`)
@@ -227,7 +251,10 @@ export const parseEntry = (
         }
         oauth.grantType = value
       } else {
-        return fail(`oauth.${key}`, "is not an oauth field (use clientId, clientSecret, scope, callbackPort, grantType)")
+        return fail(
+          `oauth.${key}`,
+          "is not an oauth field (use clientId, clientSecret, scope, callbackPort, grantType, issuer)"
+        )
       }
     }
     if (oauth.grantType === "client_credentials" && (oauth.clientId === undefined || oauth.clientSecret === undefined)) {

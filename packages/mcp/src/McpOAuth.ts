@@ -105,6 +105,8 @@ export interface AuthorizationCodeOptions {
   readonly clientId?: string | undefined
   readonly clientSecret?: string | undefined
   readonly scope?: string | undefined
+  /** The authorization server a configured client id and secret belong to (`oauth.issuer`). */
+  readonly issuer?: string | undefined
   /** Where the user must go to authorise; a connection without a person to ask leaves it undefined. */
   readonly onAuthorizationUrl?: ((url: URL) => void) | undefined
 }
@@ -134,7 +136,8 @@ export const authorizationCodeProvider = (options: AuthorizationCodeOptions): OA
       if (options.clientId !== undefined) {
         return {
           client_id: options.clientId,
-          ...(options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {})
+          ...(options.clientSecret !== undefined ? { client_secret: options.clientSecret } : {}),
+          ...(options.issuer !== undefined ? { issuer: options.issuer } : {})
         }
       }
       return store.get(serverName, serverUrl).clientInformation
@@ -178,7 +181,8 @@ export const providerFor = (
       clientId: oauth.clientId,
       clientSecret: oauth.clientSecret,
       clientName: "toolwright",
-      ...(oauth.scope !== undefined ? { scope: oauth.scope } : {})
+      ...(oauth.scope !== undefined ? { scope: oauth.scope } : {}),
+      ...(oauth.issuer !== undefined ? { expectedIssuer: oauth.issuer } : {})
     })
   }
   // Only servers that have been logged in to (or declare oauth) get a provider; others keep plain headers.
@@ -191,7 +195,8 @@ export const providerFor = (
     redirectUrl: undefined,
     clientId: oauth?.clientId,
     clientSecret: oauth?.clientSecret,
-    scope: oauth?.scope
+    scope: oauth?.scope,
+    issuer: oauth?.issuer
   })
 }
 
@@ -261,6 +266,7 @@ export const login = (options: LoginOptions): Effect.Effect<void, McpAuthError> 
       clientId: config.oauth?.clientId,
       clientSecret: config.oauth?.clientSecret,
       scope: config.oauth?.scope,
+      issuer: config.oauth?.issuer,
       onAuthorizationUrl: options.onAuthorizationUrl
     })
     const flow = Effect.gen(function*() {

@@ -60,6 +60,37 @@ describe("McpConfig", () => {
     ])
   })
 
+  it("oauth.issuer: expanded, an https URL (http for localhost), errors naming server and field", () => {
+    const remote = (issuer: unknown) => ({ type: "http", url: "https://mcp.example.com/mcp", oauth: { issuer } })
+    const parsed = McpConfig.parseServers({
+      ok: remote("${AUTH}"),
+      local: remote("http://127.0.0.1:9000/"),
+      number: remote(42),
+      plain: remote("http://auth.example.com"),
+      query: remote("https://auth.example.com/?tenant=1"),
+      broken: remote("not a url")
+    }, "/p/.mcp.json", { AUTH: "https://auth.example.com/" })
+    assert.deepStrictEqual(
+      parsed.servers.map((server) => [server.name, server.config.type === "http" ? server.config.oauth : undefined]),
+      [["ok", { issuer: "https://auth.example.com/" }], ["local", { issuer: "http://127.0.0.1:9000/" }]]
+    )
+    assert.deepStrictEqual(parsed.errors.map((error) => [error.server, error.field, error.message]), [
+      ["number", "oauth.issuer", `MCP server "number" in /p/.mcp.json: oauth.issuer must be a string, not a number`],
+      [
+        "plain",
+        "oauth.issuer",
+        `MCP server "plain" in /p/.mcp.json: oauth.issuer must start with https:// (http:// only for localhost)`
+      ],
+      [
+        "query",
+        "oauth.issuer",
+        `MCP server "query" in /p/.mcp.json: oauth.issuer must not have a query or fragment: give the authorization ` +
+        `server's issuer URL`
+      ],
+      ["broken", "oauth.issuer", `MCP server "broken" in /p/.mcp.json: oauth.issuer is not a valid URL: "not a url"`]
+    ])
+  })
+
   it.effect("edits .mcp.json atomically and keeps its other content", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-config-"))

@@ -21,6 +21,13 @@ const startOAuthServer = Effect.acquireRelease(
 )
 
 /** A manager over one server, with credentials in `credentialsFile`; returns its status and a caller. */
+/** The fixture's machine client (client-credentials grant), its secret bound to `issuer`. */
+const machineClient = (port: number, issuer: string) => ({
+  type: "http",
+  url: `http://127.0.0.1:${port}/mcp`,
+  oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s3cret", issuer }
+})
+
 const connect = (mcpServers: unknown, credentialsFile: string) =>
   Effect.gen(function*() {
     const dir = path.dirname(credentialsFile)
@@ -89,14 +96,28 @@ describe("McpOAuth", () => {
     Effect.gen(function*() {
       const { port } = yield* startOAuthServer
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-cc-"))
-      const { call, status } = yield* connect({
-        machine: {
-          type: "http",
-          url: `http://127.0.0.1:${port}/mcp`,
-          oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s3cret" }
-        }
-      }, path.join(dir, "credentials.json"))
+      const { call, status } = yield* connect(
+        { machine: machineClient(port, `http://127.0.0.1:${port}/`) },
+        path.join(dir, "credentials.json")
+      )
       assert.strictEqual(status.state, "connected")
       assert.strictEqual(yield* call("mcp__machine__whoami"), "client machine")
+    }))
+
+  it.scopedLive("client credentials bound to another issuer are not sent to the server's authorization server", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startOAuthServer
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-issuer-"))
+      const { status } = yield* connect(
+        { machine: machineClient(port, "https://auth.example.com/") },
+        path.join(dir, "credentials.json")
+      )
+      assert.strictEqual(status.state, "failed")
+      assert.strictEqual(
+        status.error,
+        `OAuth client information is bound to authorization server https://auth.example.com/ and is not presented ` +
+          `to http://127.0.0.1:${port}/. Clear the stored client information, or correct oauth.issuer in ` +
+          `test.mcp.json, if the authorization server has moved.`
+      )
     }))
 })
