@@ -4,11 +4,13 @@
  * `Command timed out after Ns`, the shell's cwd carried to the next call (and reset when it leaves the
  * working directories). Its failure cancels parallel siblings; interrupting it kills the whole group.
  */
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { Permission, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Config, ConfigError, Data, Effect, Either, Schema } from "effect"
-import { realPath, resolvePath } from "../internal/paths.js"
+import picomatch from "picomatch"
+import { expandHome, realPath } from "../internal/paths.js"
 import * as CommandSemantics from "./commandSemantics.js"
 import * as Prompt from "./prompt.js"
 import * as ShellProcess from "./ShellProcess.js"
@@ -279,24 +281,86 @@ export const validateTimeout = (input: BashInput) =>
   })
 
 /**
+ * An absolute path for `target` as the kernel finds it from `cwd`: `~` expanded, and a `..` taken from where
+ * the path before it really is (`link/../x` is next to the link's target, not next to the link).
+ */
+export const physicalPath = (cwd: string, target: string): string => {
+  const expanded = expandHome(target)
+  if (!/(^|\/)\.\.(\/|$)/.test(expanded)) return path.resolve(cwd, expanded)
+  let current = path.isAbsolute(expanded) ? "/" : cwd
+  for (const segment of expanded.split("/")) {
+    if (segment === "" || segment === ".") continue
+    current = segment === ".." ? path.dirname(realPath(current)) : path.join(current, segment)
+  }
+  return current
+}
+
+/** The most entries one glob may add as rule subjects; a pattern matching more makes the line ask. */
+export const MAX_GLOB_MATCHES = 1_000
+
+/** The entries of `dir` that `pattern` matches as bash would: dotfiles only when the pattern starts with a dot. */
+const globMatches = (dir: string, pattern: string): ReadonlyArray<string> => {
+  let entries: Array<string>
+  try {
+    entries = fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+  const matches = picomatch(pattern, { dot: pattern.startsWith("."), nobrace: true, noextglob: true })
+  return entries.filter((entry) => matches(entry))
+}
+
+type PathSubject = Tool.RuleSubjects["paths"][number]
+
+/**
  * What permission rules see: each simple command (wrappers stripped, env prefixes dropped), every file a
- * redirection writes or reads (resolved against `cwd`, symlinks followed), and why the line is opaque.
+ * redirection writes or reads, every path the commands' arguments name (marked as arguments, so a write
+ * rides on the command's rule inside the working directories), and why the line is opaque. Paths are
+ * resolved against `cwd` (a relative argument after a `cd` against each place the shell may be) with
+ * symlinks followed; a glob in the last segment adds the entries it matches.
  */
 export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects => {
   const analysis = CommandSemantics.analyze(command)
-  const paths = analysis.redirects.flatMap((redirect) =>
-    redirect.target === undefined
-      ? []
-      : [{ path: realPath(resolvePath(cwd, redirect.target)), access: redirect.access }]
-  )
+  const paths: Array<PathSubject> = []
+  const seen = new Set<string>()
+  const add = (subject: PathSubject) => {
+    const key = `${subject.access}${subject.argument === true ? "+" : ""}${subject.path}`
+    if (seen.has(key)) return
+    seen.add(key)
+    paths.push(subject)
+  }
+  for (const redirect of analysis.redirects) {
+    if (redirect.target !== undefined) {
+      add({ path: realPath(physicalPath(cwd, redirect.target)), access: redirect.access })
+    }
+  }
+  let opaque = analysis.opaque
+  for (const c of analysis.commands) {
+    for (const argument of c.paths) {
+      const bases = CommandSemantics.isRelativeTarget(argument.path) ? c.cwds : CommandSemantics.START
+      for (const base of bases) {
+        const where = physicalPath(cwd, base === "." ? argument.path : `${base}/${argument.path}`)
+        add({ path: realPath(where), access: argument.access, argument: true })
+        if (argument.pattern === undefined) continue
+        const matches = globMatches(where, argument.pattern)
+        if (matches.length > MAX_GLOB_MATCHES) {
+          opaque ??= `the pattern ${argument.pattern} matches more than ${MAX_GLOB_MATCHES} entries of ${where}`
+          continue
+        }
+        for (const entry of matches) {
+          add({ path: realPath(path.join(where, entry)), access: argument.access, argument: true })
+        }
+      }
+    }
+  }
   const subjects = { specifiers: analysis.commands.map((c) => c.text), paths }
-  return analysis.opaque === undefined ? subjects : { ...subjects, opaque: analysis.opaque }
+  return opaque === undefined ? subjects : { ...subjects, opaque }
 }
 
 /**
- * Bash's own objection, on top of the rules: rules resolve relative redirection targets against the
- * session's cwd, so once the shell has moved elsewhere (a `cd` in an earlier call) such a target must be
- * approved by a person. Otherwise the policy decides, and "allow always" comes from `suggestRules`.
+ * Bash's own objection, on top of the rules: rules resolve relative redirection targets and path arguments
+ * against the session's cwd, so once the shell has moved elsewhere (a `cd` in an earlier call) such a path
+ * must be approved by a person. Otherwise the policy decides, and "allow always" comes from `suggestRules`.
  */
 export const checkPermissions = (input: BashInput, context: ToolUseContext.ToolUseContext) =>
   Effect.gen(function*() {
@@ -304,7 +368,8 @@ export const checkPermissions = (input: BashInput, context: ToolUseContext.ToolU
     const cwd = yield* shell.cwd(context)
     if (cwd === context.cwd) return Permission.passthrough
     const analysis = CommandSemantics.analyze(input.command)
-    const relative = analysis.redirects.find((r) => CommandSemantics.isRelativeTarget(r.target))?.target
+    const relative = analysis.redirects.find((r) => CommandSemantics.isRelativeTarget(r.target))?.target ??
+      analysis.commands.flatMap((c) => c.paths).find((p) => CommandSemantics.isRelativeTarget(p.path))?.path
     if (relative === undefined) return Permission.passthrough
     return {
       behavior: "ask",

@@ -1,8 +1,8 @@
 /**
  * What a Bash command line does, as far as permissions and scheduling need to know: every simple command
  * (in lists, pipelines, subshells, loops, substitutions), its words with quoting removed and wrappers
- * (`timeout`, `nice`, `xargs`, …) stripped, its redirections with their targets, and whether the whole line
- * only reads. Parsed with tree-sitter-bash (wasm). Anything that cannot be proven to mean what it seems to —
+ * (`timeout`, `nice`, `xargs`, …) stripped, its redirections with their targets, the paths its arguments name
+ * (for the commands known to take paths), and whether the whole line only reads. Parsed with tree-sitter-bash (wasm). Anything that cannot be proven to mean what it seems to —
  * a parse error, `eval`, `bash -c`, a quoted command name, a substitution — makes the line `opaque`, which
  * the permission stage turns into a question for the user.
  */
@@ -24,6 +24,18 @@ export interface Redirect {
   readonly access: "read" | "write"
 }
 
+/**
+ * A path a command's arguments name (`cat a.txt`, `rm -rf build`), known without running anything: the path
+ * as written (quotes removed, `~` not expanded) or, for a word bash expands (`src/*.ts`, `/etc/$X`), its
+ * static directory. Resolving it against the cwd is the rule subjects' job, not the (cached) analysis'.
+ */
+export interface PathArgument {
+  readonly path: string
+  readonly access: "read" | "write"
+  /** A glob in the last segment (`.en*`), to match against the entries of `path` the way bash would. */
+  readonly pattern?: string
+}
+
 /** One simple command of a line. */
 export interface SimpleCommand {
   /** The command as rules match it: wrappers stripped, env prefixes dropped, words unquoted and re-quoted. */
@@ -38,6 +50,13 @@ export interface SimpleCommand {
   readonly redirects: ReadonlyArray<Redirect>
   readonly kind: CommandKind
   readonly readOnly: boolean
+  /** The paths its arguments name, for the commands whose arguments are known to be paths. */
+  readonly paths: ReadonlyArray<PathArgument>
+  /**
+   * Where the shell may be when it runs, as written relative to where the line starts (`.`, then every
+   * `cd` target before it): a relative path argument means each of them joined with it.
+   */
+  readonly cwds: ReadonlyArray<string>
 }
 
 export interface Analysis {
@@ -84,6 +103,8 @@ interface Word {
   /** The value bash would see, when it is known without running anything. */
   readonly value: string | undefined
   readonly source: string
+  /** The syntax node, while the tree lives: path arguments need to know which parts bash expands. */
+  readonly node?: SyntaxNode
 }
 
 const unescapeWord = (text: string): string => text.replace(/\\(.)/gs, "$1").replace(/\\\n/g, "")
@@ -121,7 +142,7 @@ const staticValue = (node: SyntaxNode): string | undefined => {
   }
 }
 
-const wordOf = (node: SyntaxNode): Word => ({ value: staticValue(node), source: node.text })
+const wordOf = (node: SyntaxNode): Word => ({ value: staticValue(node), source: node.text, node })
 
 const SAFE_WORD = /^[A-Za-z0-9_@%+=:,./~^-]+$/
 
@@ -159,7 +180,7 @@ const GIT_READ_ONLY = new Set([
 /** Env vars that change what a command runs or loads: a prefix setting one cannot be dropped from a rule. */
 const DANGEROUS_ENV = new RegExp(
   "^(PATH|LD_\\w*|DYLD_\\w*|\\w*PAGER|EDITOR|VISUAL|BASH_ENV|ENV|PROMPT_COMMAND|IFS|SHELLOPTS|BASHOPTS|GIT_\\w+|" +
-    "NODE_OPTIONS|NODE_PATH|PYTHON\\w*|PERL5?\\w*|RUBY\\w*|LESS\\w*|BROWSER|SSH_\\w+|HOME|ZDOTDIR)$"
+    "NODE_OPTIONS|NODE_PATH|PYTHON\\w*|PERL5?\\w*|RUBY\\w*|LESS\\w*|BROWSER|SSH_\\w+|HOME|ZDOTDIR|CDPATH)$"
 )
 
 export const kindOf = (name: string): CommandKind =>
@@ -356,6 +377,362 @@ const stripWrappers = (words: ReadonlyArray<Word>): Stripped => {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Path arguments
+
+type Access = "read" | "write"
+
+/** How a command's arguments name paths; an option not listed is a flag without a value. */
+interface PathSyntax {
+  /** What the command does to its operands. */
+  readonly access: Access
+  /** Options whose value is the next word (or the rest of a short option cluster): `head -n 5`. */
+  readonly values?: ReadonlySet<string>
+  /** Options whose value is a path, and what the command does to it: `grep -f pats`, `sort -o out`. */
+  readonly pathValues?: Readonly<Record<string, Access>>
+  /** Options taking two words, the second a path when an access is given: `jq --arg n v`, `--slurpfile n f`. */
+  readonly pairs?: Readonly<Record<string, Access | undefined>>
+  /** The first operand is not a path (a pattern, program, mode or owner) unless one of these options was given. */
+  readonly program?: ReadonlySet<string>
+  /** Only the first operand is a path (`cd dir`, `source file args…`). */
+  readonly firstOnly?: boolean
+  /** Of two or more operands the last is written (`cp a b`), unless a target directory option was given. */
+  readonly lastWrites?: boolean
+  /** Where operands stop being paths (`jq --args`). */
+  readonly stop?: ReadonlySet<string>
+}
+
+const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(" "))
+const TARGET_DIRECTORY: Readonly<Record<string, Access>> = { "-t": "write", "--target-directory": "write" }
+const GREP_PROGRAM = wordSet("-e -f --regexp --file")
+const READS: PathSyntax = { access: "read" }
+const WRITES: PathSyntax = { access: "write" }
+const HEAD_TAIL: PathSyntax = {
+  access: "read",
+  values: wordSet("-n -c --lines --bytes --pid -s --sleep-interval --max-unchanged-stats")
+}
+const SUMS: PathSyntax = { access: "read", pathValues: { "-c": "read" } }
+const OWNER: PathSyntax = {
+  access: "write",
+  values: wordSet("--from"),
+  pathValues: { "--reference": "read" },
+  program: wordSet("--reference")
+}
+
+const GREP: PathSyntax = {
+  access: "read",
+  values: wordSet(
+    "-e -m -A -B -C -d -D --regexp --max-count --after-context --before-context --context --devices --directories " +
+      "--binary-files --label --include --exclude --exclude-dir"
+  ),
+  pathValues: { "-f": "read", "--file": "read", "--exclude-from": "read" },
+  program: GREP_PROGRAM
+}
+
+/** The commands whose arguments are paths (Claude Code checks the same ones), by name. */
+const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
+  cat: READS,
+  less: READS,
+  more: READS,
+  head: HEAD_TAIL,
+  tail: HEAD_TAIL,
+  wc: { access: "read", pathValues: { "--files0-from": "read" } },
+  stat: { access: "read", values: wordSet("-c --format --printf") },
+  file: {
+    access: "read",
+    values: wordSet("-F -P -e --separator --parameter --exclude"),
+    pathValues: { "-m": "read", "-f": "read", "--magic-file": "read", "--files-from": "read" }
+  },
+  jq: {
+    access: "read",
+    values: wordSet("--indent -L"),
+    pathValues: { "-f": "read", "--from-file": "read" },
+    pairs: { "--arg": undefined, "--argjson": undefined, "--slurpfile": "read", "--rawfile": "read" },
+    program: wordSet("-f --from-file"),
+    stop: wordSet("--args --jsonargs")
+  },
+  awk: {
+    access: "read",
+    values: wordSet("-F -v --field-separator --assign"),
+    pathValues: { "-f": "read", "--file": "read", "-E": "read", "--exec": "read" },
+    program: wordSet("-f --file -E --exec")
+  },
+  cut: { access: "read", values: wordSet("-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter") },
+  sort: {
+    access: "read",
+    values: wordSet("-k -t -S -T --key --field-separator --buffer-size --temporary-directory --batch-size --parallel"),
+    pathValues: { "-o": "write", "--output": "write", "--files0-from": "read", "--random-source": "read" }
+  },
+  uniq: { access: "read", values: wordSet("-f -s -w --skip-fields --skip-chars --check-chars"), lastWrites: true },
+  grep: GREP,
+  egrep: GREP,
+  fgrep: GREP,
+  rg: {
+    access: "read",
+    values: wordSet(
+      "-e -g -t -T -m -A -B -C -M -j -r -E -d --regexp --glob --iglob --type --type-not --type-add --type-clear " +
+        "--max-count --max-depth --max-columns --max-filesize --threads --replace --encoding --sort --sortr --pre " +
+        "--pre-glob --colors --context-separator --path-separator --field-match-separator --field-context-separator " +
+        "--engine --dfa-size-limit --regex-size-limit --hyperlink-format"
+    ),
+    pathValues: { "-f": "read", "--file": "read", "--ignore-file": "read" },
+    // `rg --files dir` lists files: no pattern comes first.
+    program: wordSet("-e -f --regexp --file --files --type-list")
+  },
+  ag: {
+    access: "read",
+    values: wordSet("-A -B -C -G -g -m --ignore --ignore-dir --depth --pager --file-search-regex"),
+    pathValues: { "-p": "read", "--path-to-ignore": "read" },
+    program: wordSet("-g")
+  },
+  ack: {
+    access: "read",
+    values: wordSet("-A -B -C -m -g --match --type-set --ignore-dir --ignore-file --output --pager"),
+    program: wordSet("-f -g --match")
+  },
+  ls: {
+    access: "read",
+    values: wordSet(
+      "-I -w -T --ignore --hide --width --tabsize --block-size --format --sort --time --time-style --quoting-style " +
+        "--indicator-style"
+    )
+  },
+  tree: {
+    access: "read",
+    values: wordSet("-L -P -I -H -T --charset --filelimit --timefmt --sort"),
+    pathValues: { "-o": "write", "--fromfile": "read" }
+  },
+  du: {
+    access: "read",
+    values: wordSet("-d -B -t --max-depth --block-size --threshold --exclude --time-style"),
+    pathValues: { "-X": "read", "--exclude-from": "read", "--files0-from": "read" }
+  },
+  diff: {
+    access: "read",
+    values: wordSet(
+      "-C -U -F -I -x -L -S -D -W --label --ignore-matching-lines --exclude --show-function-line --starting-file " +
+        "--line-format --old-line-format --new-line-format --unchanged-line-format --old-group-format " +
+        "--new-group-format --unchanged-group-format --changed-group-format --horizon-lines --tabsize --width --ifdef"
+    ),
+    pathValues: { "-X": "read", "--exclude-from": "read", "--from-file": "read", "--to-file": "read" }
+  },
+  cmp: { access: "read", values: wordSet("-i -n --ignore-initial --bytes") },
+  strings: { access: "read", values: wordSet("-n -t -e -T --bytes --radix --encoding --target") },
+  od: { access: "read", values: wordSet("-A -j -N -t -w -S --address-radix --skip-bytes --read-bytes --format") },
+  hexdump: { access: "read", values: wordSet("-n -s -e"), pathValues: { "-f": "read" } },
+  base64: { access: "read", values: wordSet("-w --wrap") },
+  nl: { access: "read", values: wordSet("-b -d -f -h -i -l -n -s -v -w") },
+  md5sum: SUMS,
+  sha1sum: SUMS,
+  sha224sum: SUMS,
+  sha256sum: SUMS,
+  sha384sum: SUMS,
+  sha512sum: SUMS,
+  b2sum: SUMS,
+  source: { access: "read", firstOnly: true },
+  ".": { access: "read", firstOnly: true },
+  cd: { access: "read", firstOnly: true },
+  pushd: { access: "read", firstOnly: true },
+  rm: WRITES,
+  rmdir: WRITES,
+  mkdir: { access: "write", values: wordSet("-m --mode") },
+  touch: { access: "write", values: wordSet("-d -t --date"), pathValues: { "-r": "read", "--reference": "read" } },
+  chmod: { access: "write", pathValues: { "--reference": "read" }, program: wordSet("--reference") },
+  chown: OWNER,
+  chgrp: OWNER,
+  mv: { access: "write", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY },
+  cp: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
+  ln: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
+  tee: WRITES,
+  truncate: { access: "write", values: wordSet("-s --size"), pathValues: { "-r": "read", "--reference": "read" } },
+  sed: {
+    access: "read",
+    values: wordSet("-e -l --expression --line-length"),
+    pathValues: { "-f": "read", "--file": "read" },
+    program: wordSet("-e -f --expression --file")
+  },
+}))
+
+/** chmod's symbolic modes that look like options: `chmod -x file` removes execute permission. */
+const CHMOD_MODE = /^-[rwxXst]+$/
+
+/** The words of a command that are paths, with what it does to each; `find` and `dd` have their own syntax. */
+const pathWords = (name: string, words: ReadonlyArray<Word>): Array<readonly [Word, Access]> => {
+  if (name === "find") return findPaths(words)
+  if (name === "dd") return ddPaths(words)
+  const syntax = PATH_SYNTAX.get(name)
+  if (syntax === undefined) return []
+  const out: Array<readonly [Word, Access]> = []
+  const operands: Array<Word> = []
+  let programGiven = false
+  let targetGiven = false
+  let inPlace = false
+  let options = true
+  const takeValue = (option: string, value: Word | undefined) => {
+    if (syntax.program?.has(option)) programGiven = true
+    const access = syntax.pathValues?.[option]
+    if (access === undefined || value === undefined) return
+    out.push([value, access])
+    if (option === "-t" || option === "--target-directory") targetGiven = true
+  }
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!
+    const text = word.value ?? word.source
+    if (syntax.stop?.has(text)) break
+    if (!options || !text.startsWith("-") || text === "-" || (name === "chmod" && CHMOD_MODE.test(text))) {
+      operands.push(word)
+      continue
+    }
+    if (text === "--") {
+      options = false
+      continue
+    }
+    if (text.startsWith("--")) {
+      const eq = text.indexOf("=")
+      const option = eq === -1 ? text : text.slice(0, eq)
+      if (option === "--in-place") inPlace = true
+      if (syntax.pairs !== undefined && option in syntax.pairs) {
+        const access = syntax.pairs[option]
+        if (access !== undefined && words[i + 2] !== undefined) out.push([words[i + 2]!, access])
+        i += 2
+      } else if (eq !== -1) {
+        takeValue(option, { value: text.slice(eq + 1), source: text.slice(eq + 1) })
+      } else if (syntax.values?.has(option) || syntax.pathValues?.[option] !== undefined) {
+        takeValue(option, words[++i])
+      } else if (syntax.program?.has(option)) {
+        programGiven = true
+      }
+      continue
+    }
+    // A cluster of short options: the first that takes a value takes the rest of the word, or the next word.
+    for (let j = 1; j < text.length; j++) {
+      const option = `-${text[j]}`
+      if (name === "sed" && option === "-i") {
+        inPlace = true
+        break
+      }
+      if (syntax.values?.has(option) || syntax.pathValues?.[option] !== undefined) {
+        const rest = text.slice(j + 1)
+        takeValue(option, rest === "" ? words[++i] : { value: rest, source: rest })
+        break
+      }
+      if (syntax.program?.has(option)) programGiven = true
+    }
+  }
+  const paths = syntax.program !== undefined && !programGiven ? operands.slice(1) : operands
+  const access: Access = inPlace ? "write" : syntax.access
+  if (syntax.firstOnly) {
+    if (paths[0] !== undefined) out.push([paths[0], access])
+    return out
+  }
+  paths.forEach((word, index) => {
+    const last = syntax.lastWrites === true && !targetGiven && paths.length > 1 && index === paths.length - 1
+    out.push([word, last ? "write" : access])
+  })
+  return out
+}
+
+/** find's start paths: the operands before the first expression, after `-H`, `-L`, `-P`, `-D x`, `-Olevel`. */
+const findPaths = (words: ReadonlyArray<Word>): Array<readonly [Word, Access]> => {
+  const out: Array<readonly [Word, Access]> = []
+  let i = 1
+  for (; i < words.length; i++) {
+    const text = words[i]!.value ?? words[i]!.source
+    if (text === "-D") i++
+    else if (!(text === "-H" || text === "-L" || text === "-P" || /^-O\d*$/.test(text))) break
+  }
+  for (; i < words.length; i++) {
+    const text = words[i]!.value ?? words[i]!.source
+    if ((text.startsWith("-") && text !== "-") || text === "(" || text === "!" || text === ")" || text === ",") break
+    out.push([words[i]!, "read"])
+  }
+  return out
+}
+
+/** dd's `if=` is read, `of=` written. */
+const ddPaths = (words: ReadonlyArray<Word>): Array<readonly [Word, Access]> => {
+  const out: Array<readonly [Word, Access]> = []
+  for (const word of words.slice(1)) {
+    const text = word.value ?? word.source
+    if (text.startsWith("if=")) out.push([{ value: word.value?.slice(3), source: text.slice(3) }, "read"])
+    if (text.startsWith("of=")) out.push([{ value: word.value?.slice(3), source: text.slice(3) }, "write"])
+  }
+  return out
+}
+
+/** A word bash expands: the static text before the first expansion, and the rest as a glob when it is only one. */
+interface Shape {
+  readonly prefix: string
+  /** The glob from its first special character (quoted parts escaped); undefined for a static word. */
+  readonly glob: string | undefined
+  /** True when a parameter, command, arithmetic or brace expansion is involved, not just a glob. */
+  readonly expands: boolean
+}
+
+const escapeGlob = (text: string) => text.replace(/[*?[\]\\{}()!@+]/g, "\\$&")
+
+const shapeOf = (word: Word): Shape => {
+  const node = word.node
+  if (node === undefined) {
+    // A word cut out of an option (`--file=x`): without its syntax, every special character counts.
+    if (word.value === undefined) return { prefix: "", glob: "", expands: true }
+    const at = word.value.search(/[*?[{]/)
+    if (at === -1) return { prefix: word.value, glob: undefined, expands: false }
+    return { prefix: word.value.slice(0, at), glob: word.value.slice(at), expands: word.value[at] === "{" }
+  }
+  let prefix = ""
+  let glob: string | undefined
+  const parts = node.type === "concatenation" ? node.namedChildren : [node]
+  for (const part of parts) {
+    if (part === null) continue
+    if (part.type === "word" || part.type === "number") {
+      const text = part.text
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i]!
+        if (c === "{") return { prefix, glob: glob ?? "", expands: true }
+        if (glob !== undefined) glob += c === "\\" ? `\\${text[++i] ?? ""}` : c
+        else if (c === "*" || c === "?" || c === "[") glob = c
+        else if (c === "\\") prefix += text[++i] ?? ""
+        else prefix += c
+      }
+      continue
+    }
+    const value = part.type === "raw_string" || part.type === "string" ? staticValue(part) : undefined
+    if (value === undefined) return { prefix, glob: glob ?? "", expands: true }
+    if (glob !== undefined) glob += escapeGlob(value)
+    else prefix += value
+  }
+  return { prefix, glob, expands: false }
+}
+
+/** A path argument, or why the word cannot be one the rules can check. */
+const pathArgumentOf = (word: Word, access: Access): PathArgument | string => {
+  const shape = shapeOf(word)
+  const otherHome = `the path ${word.source} names another user's home`
+  if (shape.glob === undefined) return /^~[^/]/.test(shape.prefix) ? otherHome : { path: shape.prefix, access }
+  const cut = shape.prefix.lastIndexOf("/")
+  const dir = cut === -1 ? undefined : cut === 0 ? "/" : shape.prefix.slice(0, cut)
+  if (dir !== undefined && /^~[^/]/.test(dir)) return otherHome
+  if (shape.expands) {
+    if (dir === undefined) return `the path ${word.source} is built from a value the analysis cannot know`
+    return { path: dir, access }
+  }
+  const pattern = shape.prefix.slice(cut + 1) + shape.glob
+  const segments = pattern.split("/")
+  if (segments.slice(1).includes("..")) return `the path ${word.source} climbs out of a directory a pattern matches`
+  return segments.length === 1 ? { path: dir ?? ".", access, pattern } : { path: dir ?? ".", access }
+}
+
+/** Where the shell may be after `cd target` from any of `cwds`; undefined when the analysis cannot know. */
+const cwdsAfter = (cwds: ReadonlyArray<string>, target: string): ReadonlyArray<string> | undefined => {
+  const next = isRelativeTarget(target) ? cwds.map((cwd) => (cwd === "." ? target : `${cwd}/${target}`)) : [target]
+  const all = [...new Set([...cwds, ...next])]
+  return all.length > 16 ? undefined : all
+}
+
+/** The line starts where the session's shell is. */
+export const START: ReadonlyArray<string> = ["."]
+
+// ---------------------------------------------------------------------------------------------------------------
 // The walk
 
 const WRITE_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&"])
@@ -366,6 +743,18 @@ interface Collector {
   readonly redirects: Array<Redirect>
   opaque: string | undefined
   changesDirectory: boolean
+  /** Where the shell may be at this point of the line (see `SimpleCommand.cwds`). */
+  cwds: ReadonlyArray<string>
+  /** Set once a `cd` goes where the analysis cannot follow: relative paths after it cannot be resolved. */
+  lostCwd: string | undefined
+  /** Inside a loop body, a `cd` also moves the commands before it (on the next iteration). */
+  loops: number
+  /** A `cd` inside a loop: every relative path of the line may mean another place. */
+  cdInLoop: boolean
+  /** Whether the line sets a shell variable (its value could make `src/$X` leave `src`). */
+  setsVariables: boolean
+  /** The first path argument whose directory was taken from before an expansion, for the check above. */
+  expandedPath: string | undefined
 }
 
 const markOpaque = (collector: Collector, reason: string) => {
@@ -397,6 +786,7 @@ const simpleCommand = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, col
   for (const child of node.namedChildren) {
     if (child === null) continue
     if (child.type === "variable_assignment") {
+      collector.setsVariables = true
       env.push(child.text)
       const name = child.childForFieldName("name")?.text ?? ""
       if (DANGEROUS_ENV.test(name)) markOpaque(collector, `the prefix ${name}=… changes what the command runs`)
@@ -461,6 +851,9 @@ const addCommand = (
   if ((name === "su" || name === "script") && hasOption(values, /^(-c|--command)/)) {
     markOpaque(collector, `${name} -c runs a string as a command`)
   }
+  if (VARIABLE_SETTERS.has(name) || (name === "printf" && values.includes("-v"))) collector.setsVariables = true
+  const cwds = collector.cwds
+  const paths = pathArguments(name, stripped, collector)
   const hasWrite = redirects.some((r) => r.access === "write")
   collector.commands.push({
     text: stripped.words.map(render).join(" "),
@@ -469,7 +862,9 @@ const addCommand = (
     wrappers: stripped.wrappers,
     redirects,
     kind: kindOf(name),
-    readOnly: !hasWrite && readOnlyWords(values)
+    readOnly: !hasWrite && readOnlyWords(values),
+    paths,
+    cwds
   })
   // A privilege or scheduling wrapper stays in the rule subject (allowing `rm` must not allow `sudo rm`),
   // and the command it runs is a subject too, so a deny rule on that command still applies.
@@ -480,6 +875,50 @@ const addCommand = (
   if (name.includes("/") && base !== "" && base !== name) {
     addCommand([{ value: base, source: base }, ...stripped.words.slice(1)], [], redirects, collector)
   }
+}
+
+/** Builtins that set variables from their arguments or input. */
+const VARIABLE_SETTERS = new Set(["read", "mapfile", "readarray", "getopts", "let", "local", "typeset"])
+
+/** The paths a command's arguments name; records where a `cd` takes the shell, and marks what cannot be checked. */
+const pathArguments = (name: string, stripped: Stripped, collector: Collector): ReadonlyArray<PathArgument> => {
+  const isCd = name === "cd" || name === "pushd"
+  if (!isCd && !PATH_SYNTAX.has(name) && name !== "find" && name !== "dd") return []
+  if (stripped.wrappers.includes("xargs")) {
+    markOpaque(collector, `xargs gives ${name} paths the analysis cannot see`)
+  }
+  const words = pathWords(name, stripped.words)
+  const paths: Array<PathArgument> = []
+  for (const [word, access] of words) {
+    if (word.value === "-") continue
+    const argument = pathArgumentOf(word, access)
+    if (typeof argument === "string") {
+      markOpaque(collector, argument)
+      continue
+    }
+    if (word.value === undefined) collector.expandedPath ??= word.source
+    if (collector.lostCwd !== undefined && isRelativeTarget(argument.path)) {
+      markOpaque(collector, `${collector.lostCwd}, and ${word.source} is relative to it`)
+    }
+    paths.push(argument)
+  }
+  if (isCd) {
+    const target = words[0]?.[0]
+    const next = target === undefined
+      ? cwdsAfter(collector.cwds, "~")
+      : paths[0] === undefined || paths[0].path !== target.value
+      ? undefined
+      : cwdsAfter(collector.cwds, paths[0].path)
+    if (next === undefined || collector.loops > 0) {
+      const shown = target === undefined ? name : `${name} ${target.source}`
+      collector.lostCwd ??= `${shown} moves the shell where the analysis cannot follow`
+      // In a loop the next round runs the commands before the `cd` in the new place too.
+      if (collector.loops > 0) collector.cdInLoop = true
+    } else {
+      collector.cwds = next
+    }
+  }
+  return paths
 }
 
 /** Where the command run by `sudo`, `doas`, `setsid`, `ionice`, `taskset`, `chrt` or `unbuffer` starts. */
@@ -559,6 +998,7 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
     case "declaration_command":
     case "unset_command": {
       const keyword = node.children[0]?.type ?? "declare"
+      collector.setsVariables = true
       const words: Array<Word> = [{ value: keyword, source: keyword }]
       for (const child of node.namedChildren) {
         if (child === null) continue
@@ -573,10 +1013,19 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
       return
     }
     case "variable_assignment": {
+      collector.setsVariables = true
       const name = node.childForFieldName("name")?.text ?? ""
       if (DANGEROUS_ENV.test(name)) markOpaque(collector, `setting ${name} changes what later commands run`)
       break
     }
+    case "for_statement":
+    case "c_style_for_statement":
+    case "while_statement":
+      collector.setsVariables ||= node.type !== "while_statement"
+      collector.loops++
+      for (const child of node.namedChildren) if (child !== null) walk(child, redirects, collector)
+      collector.loops--
+      return
     case "ERROR":
       markOpaque(collector, "the command could not be parsed")
       break
@@ -634,9 +1083,27 @@ const analyzeUncached = (command: string): Analysis => {
   if (tree === null) return opaqueAnalysis("the command could not be parsed")
   try {
     const root = tree.rootNode
-    const collector: Collector = { commands: [], redirects: [], opaque: undefined, changesDirectory: false }
+    const collector: Collector = {
+      commands: [],
+      redirects: [],
+      opaque: undefined,
+      changesDirectory: false,
+      cwds: START,
+      lostCwd: undefined,
+      cdInLoop: false,
+      loops: 0,
+      setsVariables: false,
+      expandedPath: undefined
+    }
     if (root.hasError) markOpaque(collector, "the command could not be parsed (unbalanced quotes or syntax error)")
     walk(root, [], collector)
+    const relative = collector.commands.find((c) => c.paths.some((p) => isRelativeTarget(p.path)))
+    if (collector.cdInLoop && relative !== undefined) {
+      markOpaque(collector, `${collector.lostCwd} in a loop, and ${relative.text} names a relative path`)
+    }
+    if (collector.setsVariables && collector.expandedPath !== undefined) {
+      markOpaque(collector, `the path ${collector.expandedPath} depends on a variable the line itself sets`)
+    }
     const redirects = collector.redirects.concat(
       collector.commands.flatMap((c) => c.redirects).filter((r) => !collector.redirects.includes(r))
     )

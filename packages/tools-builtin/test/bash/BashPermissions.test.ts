@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { call, runtimeLayer, session, tempDir } from "./support.js"
 
 /** A session in default mode with the given allow/deny rules (no one answers prompts: asking denies). */
-const ruled = (cwd: string, rules: { allow?: Array<string>; deny?: Array<string> }) =>
+const ruled = (cwd: string, rules: { allow?: Array<string>; deny?: Array<string> }): ToolUseContext.ToolUseContext =>
   ToolUseContext.make({
     cwd,
     projectDir: path.join(cwd, ".project"),
@@ -116,4 +116,146 @@ describe("Bash under permission rules", () => {
       const result = yield* call("Bash", { command: "echo $(echo nested)" }, session(dir))
       assert.strictEqual(result.text, "nested")
     }).pipe(Effect.provide(runtimeLayer())))
+
+  describe("path arguments", () => {
+    const UNANSWERED = " No one can answer a permission prompt here (non-interactive), so it was denied."
+    /** The question a person would have been asked, from the text the model reads when nobody answers. */
+    const question = (text: string): string => {
+      const start = "Permission to use Bash was not granted: "
+      assert.isTrue(text.startsWith(start) && text.includes(UNANSWERED), text)
+      return text.slice(start.length, text.indexOf(UNANSWERED))
+    }
+    const outsideOf = (dir: string, command: string, where: string) =>
+      `Bash with command ${command} needs permission: ${where} is outside the working directories (${dir}).`
+    /** Each command asks because it names the given path, outside the working directory `dir`. */
+    const asksOutside = (
+      context: ToolUseContext.ToolUseContext,
+      dir: string,
+      cases: ReadonlyArray<readonly [command: string, where: string]>
+    ) =>
+      Effect.forEach(cases, ([command, where]) =>
+        Effect.map(call("Bash", { command }, context), (result) => {
+          assert.strictEqual(question(result.text), outsideOf(dir, command, where), command)
+        }), { discard: true })
+
+    it.scopedLive("a Read deny rule catches a command reading the file, by name, by a pattern or through ..", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.writeFileSync(path.join(dir, ".env"), "SECRET=1\n")
+        const context = ruled(dir, { deny: ["Read(./.env)"] })
+        for (const command of ["cat .env", "cat .en*", "head -n 1 ./.env", "grep -r SECRET .env", "cat src/../.env"]) {
+          const result = yield* call("Bash", { command }, context)
+          assert.strictEqual(result.text, `Permission to use Bash with command ${command} has been denied.`, command)
+        }
+        // A pattern that does not start with a dot does not match dotfiles, as in bash.
+        fs.writeFileSync(path.join(dir, "env.txt"), "plain\n")
+        assert.strictEqual((yield* call("Bash", { command: "cat *env*" }, context)).text, "plain")
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("a read-only command naming a path outside the working directories asks", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const context = ruled(dir, {})
+        const passwd = yield* call("Bash", { command: "cat /etc/passwd" }, context)
+        assert.strictEqual(
+          passwd.text,
+          `Permission to use Bash was not granted: ${outsideOf(dir, "cat /etc/passwd", "/etc/passwd")}${UNANSWERED} ` +
+            `To allow it, add a rule such as "Bash(cat:*)" to permissions.allow in .toolwright/settings.json, or ` +
+            `choose another permission mode.`
+        )
+        const parent = path.dirname(dir)
+        const cases: Array<readonly [string, string]> = [
+          ["ls ../sibling", path.join(parent, "sibling")],
+          ["head -n 5 src/../../x", path.join(parent, "x")],
+          ["cat /etc/*.conf", "/etc"],
+          ["cd / && ls", "/"],
+          ["find .. -name '*.ts'", parent],
+          ["cp src/a.ts /etc/x", "/etc/x"]
+        ]
+        yield* asksOutside(context, dir, cases)
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("a symlink inside the working directory that points outside asks, also through ..", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const outside = yield* tempDir
+        fs.mkdirSync(path.join(outside, "deep"))
+        fs.writeFileSync(path.join(outside, "secret"), "s\n")
+        fs.symlinkSync(path.join(outside, "deep"), path.join(dir, "link"))
+        fs.symlinkSync(path.join(outside, "secret"), path.join(dir, "innocent.txt"))
+        const context = ruled(dir, {})
+        const cases: Array<readonly [string, string]> = [
+          ["cat innocent.txt", path.join(outside, "secret")],
+          ["cat inn*", path.join(outside, "secret")],
+          ["ls link", path.join(outside, "deep")],
+          // The kernel takes `..` from where the link really points: this reads outside/secret.
+          ["cat link/../secret", path.join(outside, "secret")]
+        ]
+        yield* asksOutside(context, dir, cases)
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("read-only commands on paths inside run without a rule; $HOME/... asks, echo $HOME does not", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, "src"))
+        fs.writeFileSync(path.join(dir, "src", "a.ts"), "one\ntwo\n")
+        const context = ruled(dir, {})
+        assert.strictEqual((yield* call("Bash", { command: "head -n 1 src/a.ts" }, context)).text, "one")
+        assert.strictEqual((yield* call("Bash", { command: "find . -name '*.ts'" }, context)).text, "./src/a.ts")
+        assert.strictEqual((yield* call("Bash", { command: "grep -c o src/*.ts" }, context)).text, "2")
+        assert.strictEqual((yield* call("Bash", { command: "echo $HOME" }, context)).text, process.env.HOME)
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "cat $HOME/.ssh/id_rsa" }, context)).text),
+          "Bash with command cat $HOME/.ssh/id_rsa needs permission: the path $HOME/.ssh/id_rsa is built from a " +
+            "value the analysis cannot know."
+        )
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("a command's allow rule covers the files it writes inside the working directories, not outside", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const outside = yield* tempDir
+        fs.mkdirSync(path.join(dir, "build"))
+        fs.mkdirSync(path.join(dir, ".git"))
+        fs.writeFileSync(path.join(dir, ".git", "config"), "[core]\n")
+        fs.writeFileSync(path.join(outside, "x"), "keep\n")
+        const context = ruled(dir, { allow: ["Bash(rm:*)", "Bash(cp:*)"], deny: ["Edit(./keep.txt)"] })
+        const removed = yield* call("Bash", { command: "rm -rf build" }, context)
+        assert.strictEqual(removed.text, "(Bash completed with no output)")
+        assert.isFalse(fs.existsSync(path.join(dir, "build")))
+        const target = path.join(outside, "x")
+        yield* asksOutside(context, dir, [[`rm -rf ${target}`, target], [`rm ${path.relative(dir, target)}`, target]])
+        assert.strictEqual(fs.readFileSync(path.join(outside, "x"), "utf8"), "keep\n")
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "rm .git/config" }, context)).text),
+          `${path.join(dir, ".git", "config")} is a protected path (.git, .toolwright, .claude, shell start-up ` +
+            "files): writing it needs approval."
+        )
+        assert.isTrue(fs.existsSync(path.join(dir, ".git", "config")))
+        fs.writeFileSync(path.join(dir, "keep.txt"), "k\n")
+        assert.strictEqual(
+          (yield* call("Bash", { command: "rm keep.txt" }, context)).text,
+          "Permission to use Bash with command rm keep.txt has been denied."
+        )
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "cp keep.txt /etc/x" }, context)).text),
+          outsideOf(dir, "cp keep.txt /etc/x", "/etc/x")
+        )
+        assert.isTrue(fs.existsSync(path.join(dir, "keep.txt")))
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("after a cd, a relative path argument asks: rules resolved it against the session's cwd", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, "sub"))
+        const context = ruled(dir, { allow: ["Bash(cd:*)"] })
+        const moved = yield* call("Bash", { command: "cd sub" }, context)
+        assert.strictEqual(moved.text, "(Bash completed with no output)")
+        const sub = path.join(dir, "sub")
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "cat ../x" }, context)).text),
+          `Bash needs permission: the shell is in ${sub}, so ../x means ${dir}/x.`
+        )
+      }).pipe(Effect.provide(runtimeLayer())))
+  })
 })

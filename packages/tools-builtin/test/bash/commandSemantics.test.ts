@@ -1,3 +1,5 @@
+import * as os from "node:os"
+import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 
@@ -141,17 +143,91 @@ describe("commandSemantics", () => {
     assert.strictEqual((await analyze("su -c 'rm -rf x'")).opaque, "su -c runs a string as a command")
   })
 
-  it("rule subjects: each command, redirection targets as resolved writes, the opaque reason", async () => {
+  it("rule subjects: each command, redirection targets and path arguments resolved, the opaque reason", async () => {
     await load
     assert.deepStrictEqual(ruleSubjects("git status && echo hi > out.txt 2>/dev/null; cat < in.txt", "/work"), {
       specifiers: ["git status", "echo hi", "cat"],
       paths: [{ path: "/work/out.txt", access: "write" }, { path: "/work/in.txt", access: "read" }]
+    })
+    assert.deepStrictEqual(ruleSubjects("cp ~/a /work/b && rm -rf ../c", "/work/p"), {
+      specifiers: ["cp ~/a /work/b", "rm -rf ../c"],
+      paths: [
+        { path: path.join(os.homedir(), "a"), access: "read", argument: true },
+        { path: "/work/b", access: "write", argument: true },
+        { path: "/work/c", access: "write", argument: true }
+      ]
     })
     assert.deepStrictEqual(ruleSubjects("eval ls", "/work"), {
       specifiers: ["eval ls"],
       paths: [],
       opaque: "eval runs a string as a command"
     })
+  })
+
+  it("path arguments: options and their values skipped, patterns and programs too, each with its access", async () => {
+    const paths = async (command: string) =>
+      (await analyze(command)).commands.flatMap((c) =>
+        c.paths.map((p) => [p.access, p.path, ...(p.pattern === undefined ? [] : [p.pattern])].join(" "))
+      )
+    const cases: Record<string, Array<string>> = {
+      "head -n 5 src/a.ts": ["read src/a.ts"],
+      "tail -fn20 -- -log": ["read -log"],
+      "grep -rn -A 3 foo src lib": ["read src", "read lib"],
+      "grep -e foo -f pats.txt x": ["read pats.txt", "read x"],
+      "rg --glob '*.ts' -t ts TODO src": ["read src"],
+      "rg --files /etc": ["read /etc"],
+      "jq -r --arg n v --slurpfile s data.json '.a' p.json": ["read data.json", "read p.json"],
+      "jq -n --args '$ARGS' a b": [],
+      "awk -F: '{print $1}' /etc/passwd": ["read /etc/passwd"],
+      "find src ../lib -name '*.ts' -newer x": ["read src", "read ../lib"],
+      "find -L . -type f": ["read ."],
+      "sed -i.bak 's/a/b/' f": ["write f"],
+      "sed -n -e p f": ["read f"],
+      "cp -r a b dest": ["read a", "read b", "write dest"],
+      "cp -t dest a": ["write dest", "read a"],
+      "mv a b": ["write a", "write b"],
+      "chmod -x run.sh": ["write run.sh"],
+      "chown -R me:me dir": ["write dir"],
+      "dd if=/dev/zero of=disk.img bs=1M": ["read /dev/zero", "write disk.img"],
+      "sort -o out.txt in.txt": ["write out.txt", "read in.txt"],
+      "cat ~/.bashrc ~ - /etc/*.conf src/*/x.ts '*.ts'": [
+        "read ~/.bashrc", "read ~", "read /etc *.conf", "read src", "read *.ts"
+      ],
+      "cat .en* \"a b\"/c*": ["read . .en*", "read a b c*"],
+      "cd sub && cat ../x": ["read sub", "read ../x"],
+      "git status && echo hi && npm test": []
+    }
+    for (const [command, expected] of Object.entries(cases)) {
+      assert.deepStrictEqual(await paths(command), expected, command)
+    }
+    assert.deepStrictEqual((await analyze("cd sub && cd ../other; cat x")).commands.map((c) => c.cwds), [
+      ["."],
+      [".", "sub"],
+      [".", "sub", "../other", "sub/../other"]
+    ])
+  })
+
+  it("a path argument the analysis cannot pin down makes the line opaque, only for path-taking commands", async () => {
+    const opaque: Record<string, string> = {
+      "cat $HOME/.ssh/id_rsa": "the path $HOME/.ssh/id_rsa is built from a value the analysis cannot know",
+      "rm -rf \"$DIR\"": "the path \"$DIR\" is built from a value the analysis cannot know",
+      "cat ~root/.ssh/id_rsa": "the path ~root/.ssh/id_rsa names another user's home",
+      "cat src/*/../../x": "the path src/*/../../x climbs out of a directory a pattern matches",
+      "X=../..; cat src/$X/etc/passwd": "the path src/$X/etc/passwd depends on a variable the line itself sets",
+      "cd $D && cat x": "the path $D is built from a value the analysis cannot know",
+      "cd - && cat x": "cd - moves the shell where the analysis cannot follow, and x is relative to it",
+      "for d in a b; do cat x; cd $d; done": "the path $d is built from a value the analysis cannot know",
+      "while true; do cat x; cd y; done":
+        "cd y moves the shell where the analysis cannot follow in a loop, and cat x names a relative path",
+      "ls | xargs cat": "xargs gives cat paths the analysis cannot see",
+      "CDPATH=/etc cd ssl": "the prefix CDPATH=… changes what the command runs"
+    }
+    for (const [command, reason] of Object.entries(opaque)) {
+      assert.strictEqual((await analyze(command)).opaque, reason, command)
+    }
+    for (const command of ["echo $HOME", "printf '%s' \"$PWD\"", "cat src/$X/y", "cd /etc && cat passwd", "cat *.ts"]) {
+      assert.isUndefined((await analyze(command)).opaque, command)
+    }
   })
 
   it("suggests one narrow rule per sub-command needing approval, at most five", async () => {
