@@ -160,7 +160,8 @@ export const loadPlugins = (
       const isPath = entry.startsWith("./") || entry.startsWith("../") || path.isAbsolute(entry)
       const specifier = isPath ? path.resolve(cwd, entry) : entry
       const module = yield* Effect.tryPromise({
-        try: () => import(pathToFileURL(isPath ? specifier : requireFromProject.resolve(specifier)).href),
+        try: () =>
+          ToolPlugin.importModule<{ readonly default?: unknown }>(pathToFileURL(isPath ? specifier : requireFromProject.resolve(specifier)).href),
         catch: (error) =>
           new UsageError({
             message: `Cannot load the plugin "${entry}" named in ${where}: ${ToolErrors.formatError(error)}. ` +

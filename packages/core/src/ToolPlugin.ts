@@ -62,3 +62,17 @@ export function make(options: {
 }
 
 export const isToolPlugin = (u: unknown): u is Any => Predicate.hasProperty(u, TypeId)
+
+/** Where a host that runs the code from somewhere `import()` cannot work puts its own importer. */
+const importerKey = Symbol.for("@toolwright/core/ToolPlugin/importModule")
+
+/**
+ * Imports an ES module: a plugin, or a package loaded on first use. Usually plain `import()`; the CLI
+ * binary runs its bundle from a V8 code cache, where Node 20 loses the `import()` callback of cached
+ * functions, so its launcher registers an importer of its own (resolving from the bundle's directory) and
+ * every dynamic import of the toolwright packages goes through here.
+ */
+export const importModule = <A = unknown>(specifier: string): Promise<A> => {
+  const importer: unknown = Reflect.get(globalThis, importerKey)
+  return typeof importer === "function" ? importer(specifier) : import(specifier)
+}

@@ -9,6 +9,7 @@
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime"
 import { rgPath } from "@vscode/ripgrep"
 import { Context, Data, Effect, Layer, Schema } from "effect"
+import { ToolPlugin } from "@toolwright/core"
 import { shellStateDir } from "./ShellProcess.js"
 
 /**
@@ -54,7 +55,7 @@ const make = (settings: Settings) =>
   Effect.gen(function*() {
     if (settings.enabled !== true) return off
     // Loaded only when enabled: the runtime (and its TLS stack) would cost every start tens of milliseconds.
-    const { SandboxManager } = yield* Effect.promise(() => import("@anthropic-ai/sandbox-runtime"))
+    const { SandboxManager } = yield* Effect.promise(() => ToolPlugin.importModule<typeof import("@anthropic-ai/sandbox-runtime")>("@anthropic-ai/sandbox-runtime"))
     const ripgrep = { command: settings.ripgrepCommand ?? rgPath }
     const supported = SandboxManager.isSupportedPlatform()
     const dependencies = supported ? SandboxManager.checkDependencies(ripgrep) : { errors: ["an unsupported platform"] }

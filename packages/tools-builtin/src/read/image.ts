@@ -5,7 +5,7 @@
  * re-encoded as JPEG if still too big, and refused with a message when nothing makes them fit.
  */
 import type { Message } from "@toolwright/core"
-import { ToolErrors } from "@toolwright/core"
+import { ToolErrors, ToolPlugin } from "@toolwright/core"
 import { Effect } from "effect"
 import type { ImageMediaType } from "./fileKinds.js"
 
@@ -50,7 +50,7 @@ export const readImage = (
       return yield* fail(`${file} is not a PNG, JPEG, GIF or WebP image (its first bytes match none of them).`)
     }
     const sharp = yield* Effect.tryPromise({
-      try: () => import("sharp").then((module) => module.default),
+      try: () => ToolPlugin.importModule<typeof import("sharp")>("sharp").then((module) => module.default),
       catch: (error) => error
     }).pipe(Effect.option)
     if (sharp._tag === "None") {

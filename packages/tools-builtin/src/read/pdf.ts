@@ -3,7 +3,7 @@
  * loaded only when a PDF is read). More than 10 pages need `pages` ("3" or "1-5"), at most 20 a request,
  * so a model never pulls a whole book into its context by accident.
  */
-import { ToolErrors } from "@toolwright/core"
+import { ToolErrors, ToolPlugin } from "@toolwright/core"
 import { Effect, Predicate } from "effect"
 
 /** A PDF with more pages than this must be read with `pages`. */
@@ -58,7 +58,7 @@ export const readPdf = (
   Effect.gen(function*() {
     if (bytes.length === 0) return yield* fail(`The PDF file is empty: ${file}`)
     const { getDocumentProxy } = yield* Effect.tryPromise({
-      try: () => import("unpdf"),
+      try: () => ToolPlugin.importModule<typeof import("unpdf")>("unpdf"),
       catch: (error) =>
         new ToolErrors.ToolError({ message: `Could not read the PDF ${file}: the PDF library did not load (${reason(error)}).` })
     })
