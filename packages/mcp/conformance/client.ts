@@ -24,21 +24,23 @@ const servers = McpConfig.parseServers({ server: entry }, "conformance", {})
 
 const arguments_: Record<string, Record<string, unknown>> = { add_numbers: { a: 2, b: 3 } }
 
+/** `toolwright mcp login server`, the browser following the authorization redirect headlessly. */
+const login = Effect.suspend(() => {
+  const server = servers.servers[0]
+  if (server === undefined || (server.config.type !== "http" && server.config.type !== "sse")) return Effect.void
+  return McpOAuth.login({
+    serverName: "server",
+    config: server.config,
+    store: new McpOAuth.CredentialsStore(credentialsFile),
+    onAuthorizationUrl: (authorization) => {
+      void fetch(authorization).then((response) => response.text()).catch(() => undefined)
+    },
+    timeoutMs: 20_000
+  }).pipe(Effect.catchAll((error) => Effect.sync(() => console.error(error.message))))
+})
+
 const program = Effect.gen(function*() {
-  if (scenario.startsWith("auth/") && oauth === undefined) {
-    const server = servers.servers[0]
-    if (server !== undefined && (server.config.type === "http" || server.config.type === "sse")) {
-      yield* McpOAuth.login({
-        serverName: "server",
-        config: server.config,
-        store: new McpOAuth.CredentialsStore(credentialsFile),
-        onAuthorizationUrl: (authorization) => {
-          void fetch(authorization).then((response) => response.text()).catch(() => undefined)
-        },
-        timeoutMs: 20_000
-      }).pipe(Effect.catchAll((error) => Effect.sync(() => console.error(error.message))))
-    }
-  }
+  if (scenario.startsWith("auth/") && oauth === undefined) yield* login
   const built = yield* Layer.build(
     ToolRuntime.layerDefault.pipe(
       Layer.provideMerge(McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))),
@@ -62,11 +64,17 @@ const program = Effect.gen(function*() {
     permissionContext: { mode: "bypassPermissions", allow: [], deny: [], ask: [], additionalDirectories: [] }
   })
   for (const tool of manager.tools()) {
-    const result = yield* runtime.execute(
+    const run = runtime.execute(
       { type: "tool_use", id: `toolu_${tool.name}`, name: tool.name, input: arguments_[tool.mcpInfo?.toolName ?? ""] ?? {} },
       session,
       () => Effect.void
     )
+    let result = yield* run
+    // A call that needs a larger scope (step-up) says to log in again: the user does, and calls again.
+    if (result.result.is_error === true && JSON.stringify(result.result).includes("toolwright mcp login server")) {
+      yield* login
+      result = yield* run
+    }
     console.log(JSON.stringify(result.result))
   }
 }).pipe(Effect.scoped)

@@ -7,7 +7,7 @@
  * there is no model here to sample. HTTP and SSE connections are pinged while calls are in flight, so a
  * server that freezes fails its calls within seconds instead of at the tool timeout.
  */
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
+import { extractWWWAuthenticateParams, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -183,6 +183,8 @@ interface Connection {
   readonly progress: Map<string, (progress: ProgressParams) => void>
   /** Why the heartbeat gave up on the connection, until a connect succeeds again. */
   unresponsive: string | undefined
+  /** The scope of the last HTTP 403 `insufficient_scope` (step-up), until a call failure reports it. */
+  insufficientScope: string | undefined
 }
 
 interface ToolEntry {
@@ -236,7 +238,8 @@ export const make = (options: Options) =>
       reconnecting: false,
       retired: new WeakSet(),
       progress: new Map(),
-      unresponsive: undefined
+      unresponsive: undefined,
+      insufficientScope: undefined
     }))
     const configErrors: ReadonlyArray<McpConfigError> = options.servers.errors
     const changed = () => {
@@ -279,6 +282,16 @@ export const make = (options: Options) =>
             transport: new StreamableHTTPClientTransport(new URL(config.url), {
               requestInit: { headers: { ...config.headers } },
               ...authOption(connection.entry.name, config),
+              // A 403 insufficient_scope needs a login with the larger scope (step-up); the SDK's own retry
+              // cannot do it without a person, so the call fails: the scope is noted to say so.
+              fetch: async (url, init) => {
+                const response = await fetch(url, init)
+                if (response.status === 403) {
+                  const { error, scope } = extractWWWAuthenticateParams(response)
+                  if (error === "insufficient_scope" && scope !== undefined) connection.insufficientScope = scope
+                }
+                return response
+              },
               // A stream the server closes cleanly is resumed (honouring its `retry`); a broken one is
               // detected by the errors below and the connection is closed at once.
               reconnectionOptions: {
@@ -635,6 +648,18 @@ export const make = (options: Options) =>
       let message: string
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         message = `MCP server "${name}" did not answer ${toolName} within ${toolTimeoutMs} ms (MCP_TOOL_TIMEOUT).`
+      } else if (connection.insufficientScope !== undefined && connection.entry.config.type === "http") {
+        const scope = connection.insufficientScope
+        const config = connection.entry.config
+        connection.insufficientScope = undefined
+        const machine = config.oauth?.grantType === "client_credentials"
+        // `toolwright mcp login` requests this scope next time instead of refreshing the narrower token.
+        if (!machine) credentials.update(name, config.url, (current) => ({ ...current, stepUpScope: scope }))
+        message = `MCP server "${name}" refused ${toolName}: it needs the OAuth scope "${scope}", which the current ` +
+          `token lacks. ` +
+          (machine
+            ? `Add it to oauth.scope of "${name}" in ${connection.entry.source}, then try again.`
+            : `Run \`toolwright mcp login ${name}\` to grant it, then try again.`)
       } else if (connection.unresponsive !== undefined) {
         message = `MCP server "${name}" stopped answering while ${toolName} was running: ${connection.unresponsive}. ` +
           `toolwright is reconnecting to it; try again shortly, or check the server (toolwright mcp get ${name}).`

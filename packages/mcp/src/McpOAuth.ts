@@ -2,7 +2,8 @@
  * OAuth for remote MCP servers, on the SDK's `OAuthClientProvider`: the authorization-code flow with
  * PKCE and a loopback redirect (`toolwright mcp login NAME`), the client-credentials grant for machine
  * clients, and the credentials kept in `~/.toolwright/mcp-credentials.json` (mode 0600) so later runs
- * connect without asking; the SDK refreshes expired tokens with the stored refresh token.
+ * connect without asking; the SDK refreshes expired tokens with the stored refresh token. A call refused
+ * with 403 `insufficient_scope` (step-up) leaves the scope it needs in the store; the next login asks for it.
  */
 import { auth, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
@@ -38,6 +39,11 @@ interface StoredCredentials {
   readonly clientInformation?: OAuthClientInformationMixed | undefined
   readonly tokens?: OAuthTokens | undefined
   readonly codeVerifier?: string | undefined
+  /**
+   * The scope the server last asked for with 403 `insufficient_scope` (step-up): the next login requests
+   * it instead of refreshing the token it has, whose scope falls short.
+   */
+  readonly stepUpScope?: string | undefined
 }
 
 /** The file is toolwright's own, written by `CredentialsStore`: checking the binding URL is enough. */
@@ -269,9 +275,13 @@ export const login = (options: LoginOptions): Effect.Effect<void, McpAuthError> 
       issuer: config.oauth?.issuer,
       onAuthorizationUrl: options.onAuthorizationUrl
     })
+    // Stepping up, the stored refresh token must not be used: it would renew the scope that fell short.
+    const stepUpScope = store.get(serverName, config.url).stepUpScope
+    const firstProvider = stepUpScope === undefined ? provider : { ...provider, tokens: () => undefined }
     const flow = Effect.gen(function*() {
       const first = yield* Effect.tryPromise({
-        try: () => auth(provider, { serverUrl: config.url }),
+        try: () =>
+          auth(firstProvider, { serverUrl: config.url, ...(stepUpScope !== undefined ? { scope: stepUpScope } : {}) }),
         catch: (error) => fail(`Login to "${serverName}" failed: ${describe(error)}`)
       })
       if (first === "AUTHORIZED") return
@@ -297,4 +307,7 @@ export const login = (options: LoginOptions): Effect.Effect<void, McpAuthError> 
     yield* flow.pipe(
       Effect.ensuring(Effect.promise(() => new Promise<void>((resolve) => callback.close(() => resolve()))))
     )
+    if (stepUpScope !== undefined) {
+      store.update(serverName, config.url, (current) => ({ ...current, stepUpScope: undefined }))
+    }
   })

@@ -20,13 +20,14 @@ const startOAuthServer = Effect.acquireRelease(
   ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
 )
 
-/** A manager over one server, with credentials in `credentialsFile`; returns its status and a caller. */
 /** The fixture's machine client (client-credentials grant), its secret bound to `issuer`. */
 const machineClient = (port: number, issuer: string) => ({
   type: "http",
   url: `http://127.0.0.1:${port}/mcp`,
   oauth: { grantType: "client_credentials", clientId: "machine", clientSecret: "s3cret", issuer }
 })
+
+/** A manager over one server, with credentials in `credentialsFile`; returns its status and a caller. */
 
 const connect = (mcpServers: unknown, credentialsFile: string) =>
   Effect.gen(function*() {
@@ -56,6 +57,23 @@ const connect = (mcpServers: unknown, credentialsFile: string) =>
     return { status: manager.servers()[0], call }
   })
 
+/** `toolwright mcp login guarded`, the test as the browser; returns the authorization URLs visited. */
+const loginAsBrowser = (config: McpConfig.RemoteServerConfig, credentialsFile: string) =>
+  Effect.gen(function*() {
+    const visited: Array<string> = []
+    yield* McpOAuth.login({
+      serverName: "guarded",
+      config,
+      store: new McpOAuth.CredentialsStore(credentialsFile),
+      // The server approves at once and redirects to our loopback.
+      onAuthorizationUrl: (url) => {
+        visited.push(url.toString())
+        void fetch(url).then((response) => response.text())
+      }
+    })
+    return visited
+  })
+
 describe("McpOAuth", () => {
   it.scopedLive("needs-auth until `login`: authorization code with PKCE over a loopback redirect, tokens kept 0600", () =>
     Effect.gen(function*() {
@@ -68,17 +86,7 @@ describe("McpOAuth", () => {
       assert.strictEqual(before.status.state, "needs-auth")
       assert.include(before.status.error ?? "", "Run `toolwright mcp login guarded`")
 
-      const visited: Array<string> = []
-      yield* McpOAuth.login({
-        serverName: "guarded",
-        config,
-        store: new McpOAuth.CredentialsStore(credentialsFile),
-        // The test is the browser: the server approves at once and redirects to our loopback.
-        onAuthorizationUrl: (url) => {
-          visited.push(url.toString())
-          void fetch(url).then((response) => response.text())
-        }
-      })
+      const visited = yield* loginAsBrowser(config, credentialsFile)
       assert.strictEqual(visited.length, 1)
       const authorization = new URL(visited[0])
       assert.strictEqual(authorization.searchParams.get("code_challenge_method"), "S256")
@@ -90,6 +98,31 @@ describe("McpOAuth", () => {
       const after = yield* connect({ guarded: config }, credentialsFile)
       assert.strictEqual(after.status.state, "connected")
       assert.match(yield* after.call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
+    }))
+
+  it.scopedLive("step-up: a 403 insufficient_scope says to log in again, and the next login asks for that scope", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startOAuthServer
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-step-up-"))
+      const credentialsFile = path.join(dir, "credentials.json")
+      const config = { type: "http" as const, url: `http://127.0.0.1:${port}/mcp`, headers: {} }
+      yield* loginAsBrowser(config, credentialsFile)
+      const { call, status } = yield* connect({ guarded: config }, credentialsFile)
+      assert.strictEqual(status.state, "connected")
+      assert.strictEqual(
+        yield* call("mcp__guarded__write"),
+        `<tool_use_error>MCP server "guarded" refused mcp__guarded__write: it needs the OAuth scope "write", which ` +
+          "the current token lacks. Run `toolwright mcp login guarded` to grant it, then try again.</tool_use_error>"
+      )
+      assert.strictEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope, "write")
+
+      // The stored refresh token is not used: it would renew the narrower scope.
+      const visited = yield* loginAsBrowser(config, credentialsFile)
+      assert.strictEqual(visited.length, 1)
+      assert.strictEqual(new URL(visited[0]).searchParams.get("scope"), "write")
+      assert.isUndefined(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope)
+      assert.strictEqual(yield* call("mcp__guarded__write"), "written with scopes write")
+      assert.match(yield* call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
     }))
 
   it.scopedLive("the client-credentials grant connects without a login", () =>
