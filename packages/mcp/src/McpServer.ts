@@ -9,7 +9,7 @@ import { PermissionPrompter, type Permission, Tool, ToolRuntime } from "@toolwri
 import type { Message, ToolUseContext } from "@toolwright/core"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -301,6 +301,11 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
         )
       )
     }
+    // Loaded here, not at start-up: it brings Hono's Node adapter, whose first touch of the fetch globals
+    // loads Node's undici (~30 ms), which a stdio server (every MCP client's spawn) never needs.
+    const { StreamableHTTPServerTransport } = yield* Effect.promise(() =>
+      import("@modelcontextprotocol/sdk/server/streamableHttp.js")
+    )
     const sessions = new Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>()
     let port = options.port
 

@@ -3,7 +3,7 @@
  * state (cwd, settings `env`, kill grace), the background tasks, the sandbox and the loaded bash grammar.
  * Built once per runtime; closing it kills every task still running and stops the sandbox.
  */
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import * as CommandSemantics from "./commandSemantics.js"
 import * as TaskManager from "../tasks/TaskManager.js"
 import * as Sandbox from "./Sandbox.js"
@@ -18,12 +18,17 @@ export interface Options extends ShellState.Options {
 
 /** Every service the shell tools need; `options.env` is settings `env`. */
 export const layer = (options: Options = {}): Layer.Layer<BashServices> =>
-  // The bash grammar starts loading with the layer but does not hold it up (~55 ms of every CLI start): until
-  // it is in, lines analyse as opaque (not read-only, not concurrency-safe, asking), and Bash's validateInput
-  // waits for it, so a command is never judged without it.
+  // The bash grammar (~55 ms of CPU, and wasm memory that brings on a full GC) loads in the background
+  // once the start is over, so an MCP client's `tools/list` or a short command does not wait behind it; a
+  // Bash call before then loads it at once (validateInput waits for it). Until it is in, lines analyse as
+  // opaque (not read-only, not concurrency-safe, asking), so a command is never judged without it. The
+  // preload ends with the layer: a command that is done does not stay alive to load it.
   Layer.mergeAll(
     ShellState.layer(options),
     TaskManager.layer,
     Sandbox.layer(options.sandbox),
-    Layer.effectDiscard(Effect.forkDaemon(CommandSemantics.load))
+    Layer.scopedDiscard(Effect.forkScoped(Effect.delay(CommandSemantics.load, Duration.millis(PRELOAD_AFTER_MS))))
   )
+
+/** How long after the layer is built the grammar starts loading by itself. */
+export const PRELOAD_AFTER_MS = 300
