@@ -113,17 +113,30 @@ export const mcpSettingsFiles = (cwd: string, settings: Option.Option<string>): 
 
 /**
  * The MCP servers configured for `--cwd` (its `.mcp.json`, then settings' `mcpServers`), connected
- * concurrently; with `warn`, servers that failed are named on stderr with the reason.
+ * concurrently, `roots/list` answered with the session's working directories (`--cwd` and settings'
+ * `additionalDirectories`); with `warn`, servers that failed are named on stderr with the reason.
  */
 export const mcpLayer = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> },
   warn = true
 ): Layer.Layer<McpClientManager.McpClientManager> => {
   const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
-  const manager = McpClientManager.layerProject({
-    cwd,
-    settingsFiles: mcpSettingsFiles(cwd, options.settings ?? Option.none())
-  })
+  const settingsFile = Option.getOrUndefined(options.settings ?? Option.none())
+  const manager = Layer.unwrapEffect(
+    SettingsLoader.load({ cwd, home: os.homedir(), settingsFile }).pipe(
+      Effect.map((settings) => [cwd, ...settings.permissionContext.additionalDirectories]),
+      // Invalid settings stop the command where its session is made; the servers still get the cwd.
+      Effect.orElseSucceed(() => [cwd]),
+      Effect.map((roots) =>
+        McpClientManager.layerProject({
+          cwd,
+          roots,
+          settingsFiles: mcpSettingsFiles(cwd, options.settings ?? Option.none())
+        })
+      ),
+      Effect.provide(NodePlatform.layer)
+    )
+  )
   if (!warn) return manager
   return Layer.tap(manager, (context) =>
     Effect.sync(() => {
