@@ -60,7 +60,7 @@ describe("toolwright mcp", () => {
       ["scripted", "connected"],
       ["remote", "failed"]
     ])
-    assert.strictEqual(servers[0].tools, 12)
+    assert.strictEqual(servers[0].tools, 13)
     assert.match(servers[1].error ?? "", /fetch failed|ECONNREFUSED/)
 
     const got = toolwright("mcp", "get", "scripted", "--cwd", dir)

@@ -14,7 +14,6 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
-  CallToolResultSchema,
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
@@ -554,43 +553,44 @@ export const make = (options: Options) =>
             ...(progress.message !== undefined ? { message: progress.message } : {})
           })))
         }
-        // The call's limit, reset by each progress notification. A plain timer rather than a racing fiber:
-        // it is on every call's path, and a fiber to fork and interrupt costs more than the call itself.
-        const callWithIdleTimeout = (client: Client, signal: AbortSignal) =>
-          new Promise<Awaited<ReturnType<Client["callTool"]>>>((resolve, reject) => {
-            // One controller for both the caller's interruption and the timeout (cheaper than AbortSignal.any).
-            const cancel = new AbortController()
-            const onAbort = () => cancel.abort(signal.reason)
-            signal.addEventListener("abort", onAbort, { once: true })
-            let timer: ReturnType<typeof setTimeout> | undefined
-            const check = () => {
-              const remaining = lastActivity + toolTimeoutMs - Date.now()
-              if (remaining > 0) {
-                timer = setTimeout(check, Math.min(remaining, MAX_TIMER_MS))
-                return
+        // The call's limit, reset by each progress notification. A plain timer rather than a racing fiber,
+        // and Effect.async with one AbortController rather than tryPromise's signal plus a second controller:
+        // this is on every call's path, and each fiber, controller or listener costs microseconds.
+        const callWithIdleTimeout = (client: Client) =>
+          Effect.async<Awaited<ReturnType<Client["callTool"]>>, { error: unknown; client: Client | undefined }>(
+            (resume) => {
+              const cancel = new AbortController()
+              let timer: ReturnType<typeof setTimeout> | undefined
+              const check = () => {
+                const remaining = lastActivity + toolTimeoutMs - Date.now()
+                if (remaining > 0) {
+                  timer = setTimeout(check, Math.min(remaining, MAX_TIMER_MS))
+                  return
+                }
+                resume(Effect.fail({ error: new McpError(ErrorCode.RequestTimeout, "Request timed out"), client }))
+                // Tells the server to stop (notifications/cancelled).
+                cancel.abort()
               }
-              reject(new McpError(ErrorCode.RequestTimeout, "Request timed out"))
-              // Tells the server to stop (notifications/cancelled).
-              cancel.abort()
+              timer = setTimeout(check, Math.min(toolTimeoutMs, MAX_TIMER_MS))
+              client.callTool({ name: mcpToolName, arguments: args, _meta: { progressToken } }, undefined, {
+                signal: cancel.signal,
+                timeout: MAX_TIMER_MS
+              }).then(
+                (result) => resume(Effect.succeed(result)),
+                (error) => resume(Effect.fail({ error, client }))
+              ).finally(() => clearTimeout(timer))
+              // Interrupted (the user, a cascade): the SDK sends notifications/cancelled and rejects.
+              return Effect.sync(() => cancel.abort())
             }
-            timer = setTimeout(check, Math.min(toolTimeoutMs, MAX_TIMER_MS))
-            client.callTool({ name: mcpToolName, arguments: args, _meta: { progressToken } }, undefined, {
-              signal: cancel.signal,
-              timeout: MAX_TIMER_MS
-            }).then(resolve, reject).finally(() => {
-              clearTimeout(timer)
-              signal.removeEventListener("abort", onAbort)
-            })
-          })
+          )
         const attempt = Effect.gen(function*() {
           const client = connection.client
           if (connection.state !== "connected" || client === undefined) return yield* notConnected(connection, toolName)
           lastActivity = Date.now()
           connection.progress.set(progressToken, onProgress)
-          return yield* Effect.tryPromise({
-            try: (signal) => callWithIdleTimeout(client, signal),
-            catch: (error): { error: unknown; client: Client | undefined } => ({ error, client })
-          }).pipe(Effect.ensuring(Effect.sync(() => connection.progress.delete(progressToken))))
+          return yield* callWithIdleTimeout(client).pipe(
+            Effect.ensuring(Effect.sync(() => connection.progress.delete(progressToken)))
+          )
         }).pipe(
           Effect.ensuring(Effect.suspend(() => (reports.length === 0 ? Effect.void : Fiber.joinAll(reports))))
         )
@@ -623,11 +623,13 @@ export const make = (options: Options) =>
             return yield* callFailure(connection, toolName, error)
           }
         }
-        // Servers on the 2024-10-07 protocol answer `{ toolResult }` instead of content blocks.
-        const parsed = CallToolResultSchema.safeParse(result)
-        const normalized: McpContent.CallResult = parsed.success
-          ? parsed.data
-          : { content: [], structuredContent: "toolResult" in result ? result.toolResult : result, isError: false }
+        // The SDK has checked the result against CallToolResultSchema. Servers on the 2024-10-07 protocol
+        // answer `{ toolResult }`, which that schema keeps beside an empty content list: that is the result.
+        const checked = result as McpContent.CallResult
+        const normalized: McpContent.CallResult = "toolResult" in result && (checked.content ?? []).length === 0 &&
+            checked.structuredContent === undefined
+          ? { content: [], structuredContent: result.toolResult, isError: false }
+          : checked
         if (normalized.isError === true) {
           return yield* new McpToolCallError({
             server: serverName,

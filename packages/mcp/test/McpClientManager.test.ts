@@ -253,6 +253,9 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
       ])
       const structured = yield* call(context, "mcp__scripted__structured", {})
       assert.strictEqual(structured.result.content, `{"total":42}`)
+      // A 2024-10-07 server's `toolResult` is the result (the SDK's schema keeps it beside empty content).
+      const legacy = yield* call(context, "mcp__scripted__legacy", {})
+      assert.deepStrictEqual(legacy.result, { type: "tool_result", tool_use_id: "toolu_1", content: `{"answer":42}` })
     }).pipe(Effect.provide(layer)))
 
   it.scopedLive("notifications/tools/list_changed re-lists the tools", () =>
