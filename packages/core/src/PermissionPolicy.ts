@@ -34,6 +34,12 @@ export class PermissionPolicy extends Context.Tag("@toolwright/core/PermissionPo
 
 
 
+/**
+ * The entries of a directory whose writes always ask (`.git`, `.toolwright`, `.claude`, shell start-up files):
+ * a tool that writes a whole tree names the ones inside it, so the policy sees them.
+ */
+export const protectedEntries: ReadonlyArray<string> = RulePolicy.protectedEntries
+
 /** Resolves symlinks with a FileSystem; a path not created yet resolves through its nearest existing ancestor. */
 export const realPathWith = (fs: FileSystem.FileSystem): RulePolicy.RealPath => (path) => {
   const walk = (current: string, rest: ReadonlyArray<string>): Effect.Effect<string> =>

@@ -111,14 +111,18 @@ const SHELL_STARTUP = new Set([
   ".mcp.json"
 ])
 const PROTECTED_DIRS = new Set([".git", ".toolwright", ".claude", ".vscode", ".idea"])
+const FISH_CONFIG = ".config/fish/config.fish"
 
 /** Writes that always ask outside bypassPermissions: repository state, agent settings, shell start-up files. */
 export const isProtectedPath = (path: string): boolean => {
   const segments = path.split("/")
   if (segments.some((segment) => PROTECTED_DIRS.has(segment))) return true
   const base = segments[segments.length - 1]
-  return SHELL_STARTUP.has(base) || path.endsWith("/.config/fish/config.fish")
+  return SHELL_STARTUP.has(base) || path.endsWith(`/${FISH_CONFIG}`)
 }
+
+/** What `isProtectedPath` protects, as entries of one directory: `.git`, `.bashrc`, `.config/fish/config.fish`, … */
+export const protectedEntries: ReadonlyArray<string> = [...PROTECTED_DIRS, ...SHELL_STARTUP, FISH_CONFIG]
 
 const mcpServerKey = (name: string): string | undefined => {
   if (!name.startsWith("mcp__")) return undefined

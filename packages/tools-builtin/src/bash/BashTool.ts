@@ -5,8 +5,9 @@
  * working directories). Its failure cancels parallel siblings; interrupting it kills the whole group.
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
-import { Permission, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
+import { Permission, PermissionPolicy, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
 import type { ToolUseContext } from "@toolwright/core"
 import { Config, ConfigError, Data, Effect, Either, Schema } from "effect"
 import picomatch from "picomatch"
@@ -312,12 +313,60 @@ const globMatches = (dir: string, pattern: string): ReadonlyArray<string> => {
 
 type PathSubject = Tool.RuleSubjects["paths"][number]
 
+const exists = (file: string): boolean => {
+  try {
+    return fs.lstatSync(file, { throwIfNoEntry: false }) !== undefined
+  } catch {
+    return false
+  }
+}
+
+const isDirectory = (file: string): boolean => {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() === true
+  } catch {
+    return false
+  }
+}
+
+/** Whether `inner` is `outer` or somewhere under it. */
+const within = (outer: string, inner: string): boolean =>
+  inner === outer || inner.startsWith(outer === "/" ? "/" : `${outer}/`)
+
+/**
+ * The protected entries (`.git`, `.claude`, `.bashrc`, … as the policy lists them) that writing the whole
+ * tree under `target` reaches: those directly inside it, inside each directory from the session's cwd up to
+ * it, and the home directory's when it holds that (the home directory and `/` always count: the shell's
+ * start-up files live there, `.bashrc` standing for them when none exists yet).
+ */
+const protectedInside = (target: string, cwd: string): ReadonlyArray<string> => {
+  if (!isDirectory(target)) return []
+  const found: Array<string> = []
+  const scan = (dir: string) => {
+    for (const entry of PermissionPolicy.protectedEntries) {
+      const file = path.join(dir, entry)
+      if (exists(file)) found.push(file)
+    }
+  }
+  scan(target)
+  const home = realPath(os.homedir())
+  if (within(target, home)) {
+    if (home !== target) scan(home)
+    if (!found.some((file) => path.dirname(file) === home)) found.push(path.join(home, ".bashrc"))
+  }
+  for (let dir = realPath(cwd); dir !== target && within(target, dir); dir = path.dirname(dir)) {
+    if (dir !== home) scan(dir)
+  }
+  return found
+}
+
 /**
  * What permission rules see: each simple command (wrappers stripped, env prefixes dropped), every file a
  * redirection writes or reads, every path the commands' arguments name (marked as arguments, so a write
  * rides on the command's rule inside the working directories), and why the line is opaque. Paths are
  * resolved against `cwd` (a relative argument after a `cd` against each place the shell may be) with
- * symlinks followed; a glob in the last segment adds the entries it matches.
+ * symlinks followed; a glob in the last segment adds the entries it matches; a command that writes a whole
+ * tree (`rm -r`, `chmod -R`, `mv dir`, `find … -delete`) adds the protected entries in it.
  */
 export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects => {
   const analysis = CommandSemantics.analyze(command)
@@ -340,16 +389,24 @@ export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects =>
       const bases = CommandSemantics.isRelativeTarget(argument.path) ? c.cwds : CommandSemantics.START
       for (const base of bases) {
         const where = physicalPath(cwd, base === "." ? argument.path : `${base}/${argument.path}`)
+        // Writing a whole tree writes the protected entries in it: they are subjects too, so the policy asks.
+        const addTree = (target: string) => {
+          add({ path: target, access: argument.access, argument: true })
+          if (argument.recursive !== true) return
+          for (const entry of protectedInside(target, cwd)) add({ path: entry, access: "write", argument: true })
+        }
+        if (argument.pattern === undefined) {
+          addTree(realPath(where))
+          continue
+        }
+        // The directory a pattern lists is not itself written (`rm -r *` leaves `.git`), only its matches.
         add({ path: realPath(where), access: argument.access, argument: true })
-        if (argument.pattern === undefined) continue
         const matches = globMatches(where, argument.pattern)
         if (matches.length > MAX_GLOB_MATCHES) {
           opaque ??= `the pattern ${argument.pattern} matches more than ${MAX_GLOB_MATCHES} entries of ${where}`
           continue
         }
-        for (const entry of matches) {
-          add({ path: realPath(path.join(where, entry)), access: argument.access, argument: true })
-        }
+        for (const entry of matches) addTree(realPath(path.join(where, entry)))
       }
     }
   }

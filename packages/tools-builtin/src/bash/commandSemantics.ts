@@ -34,6 +34,11 @@ export interface PathArgument {
   readonly access: "read" | "write"
   /** A glob in the last segment (`.en*`), to match against the entries of `path` the way bash would. */
   readonly pattern?: string
+  /**
+   * The command writes everything under the path when it is a directory (`rm -r`, `chmod -R`, `mv`'s sources,
+   * `find … -delete`'s start paths), so it also writes the protected entries inside it.
+   */
+  readonly recursive?: true
 }
 
 /** One simple command of a line. */
@@ -399,6 +404,10 @@ interface PathSyntax {
   readonly lastWrites?: boolean
   /** Where operands stop being paths (`jq --args`). */
   readonly stop?: ReadonlySet<string>
+  /** Options that make the command write every operand's whole tree (`rm -r`, `chmod -R`). */
+  readonly recursive?: ReadonlySet<string>
+  /** Every operand but the destination (the last, or all with `-t`) goes whole with its tree (`mv`). */
+  readonly movesSources?: true
 }
 
 const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(" "))
@@ -411,9 +420,11 @@ const HEAD_TAIL: PathSyntax = {
   values: wordSet("-n -c --lines --bytes --pid -s --sleep-interval --max-unchanged-stats")
 }
 const SUMS: PathSyntax = { access: "read", pathValues: { "-c": "read" } }
+const RECURSIVE = wordSet("-R --recursive")
 const OWNER: PathSyntax = {
   access: "write",
   values: wordSet("--from"),
+  recursive: RECURSIVE,
   pathValues: { "--reference": "read" },
   program: wordSet("--reference")
 }
@@ -532,14 +543,19 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
   ".": { access: "read", firstOnly: true },
   cd: { access: "read", firstOnly: true },
   pushd: { access: "read", firstOnly: true },
-  rm: WRITES,
+  rm: { access: "write", recursive: wordSet("-r -R --recursive") },
   rmdir: WRITES,
   mkdir: { access: "write", values: wordSet("-m --mode") },
   touch: { access: "write", values: wordSet("-d -t --date"), pathValues: { "-r": "read", "--reference": "read" } },
-  chmod: { access: "write", pathValues: { "--reference": "read" }, program: wordSet("--reference") },
+  chmod: {
+    access: "write",
+    pathValues: { "--reference": "read" },
+    program: wordSet("--reference"),
+    recursive: RECURSIVE
+  },
   chown: OWNER,
   chgrp: OWNER,
-  mv: { access: "write", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY },
+  mv: { access: "write", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, movesSources: true },
   cp: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
   ln: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
   tee: WRITES,
@@ -555,17 +571,21 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
 /** chmod's symbolic modes that look like options: `chmod -x file` removes execute permission. */
 const CHMOD_MODE = /^-[rwxXst]+$/
 
+/** A path word, what the command does to it, and whether it does that to the whole tree under it. */
+type PathWord = readonly [Word, Access, recursive?: boolean]
+
 /** The words of a command that are paths, with what it does to each; `find` and `dd` have their own syntax. */
-const pathWords = (name: string, words: ReadonlyArray<Word>): Array<readonly [Word, Access]> => {
+const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> => {
   if (name === "find") return findPaths(words)
   if (name === "dd") return ddPaths(words)
   const syntax = PATH_SYNTAX.get(name)
   if (syntax === undefined) return []
-  const out: Array<readonly [Word, Access]> = []
+  const out: Array<PathWord> = []
   const operands: Array<Word> = []
   let programGiven = false
   let targetGiven = false
   let inPlace = false
+  let recursive = false
   let options = true
   const takeValue = (option: string, value: Word | undefined) => {
     if (syntax.program?.has(option)) programGiven = true
@@ -590,6 +610,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<readonly [Wo
       const eq = text.indexOf("=")
       const option = eq === -1 ? text : text.slice(0, eq)
       if (option === "--in-place") inPlace = true
+      if (syntax.recursive?.has(option)) recursive = true
       if (syntax.pairs !== undefined && option in syntax.pairs) {
         const access = syntax.pairs[option]
         if (access !== undefined && words[i + 2] !== undefined) out.push([words[i + 2]!, access])
@@ -610,6 +631,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<readonly [Wo
         inPlace = true
         break
       }
+      if (syntax.recursive?.has(option)) recursive = true
       if (syntax.values?.has(option) || syntax.pathValues?.[option] !== undefined) {
         const rest = text.slice(j + 1)
         takeValue(option, rest === "" ? words[++i] : { value: rest, source: rest })
@@ -625,15 +647,20 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<readonly [Wo
     return out
   }
   paths.forEach((word, index) => {
-    const last = syntax.lastWrites === true && !targetGiven && paths.length > 1 && index === paths.length - 1
-    out.push([word, last ? "write" : access])
+    const last = !targetGiven && paths.length > 1 && index === paths.length - 1
+    const whole = recursive || (syntax.movesSources === true && (targetGiven || index < paths.length - 1))
+    out.push([word, syntax.lastWrites === true && last ? "write" : access, whole])
   })
   return out
 }
 
-/** find's start paths: the operands before the first expression, after `-H`, `-L`, `-P`, `-D x`, `-Olevel`. */
-const findPaths = (words: ReadonlyArray<Word>): Array<readonly [Word, Access]> => {
-  const out: Array<readonly [Word, Access]> = []
+/**
+ * find's start paths: the operands before the first expression, after `-H`, `-L`, `-P`, `-D x`, `-Olevel`;
+ * with `-delete` anything under them may go, so they are written whole.
+ */
+const findPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+  const deletes = words.some((word) => word.value === "-delete")
+  const out: Array<PathWord> = []
   let i = 1
   for (; i < words.length; i++) {
     const text = words[i]!.value ?? words[i]!.source
@@ -643,14 +670,14 @@ const findPaths = (words: ReadonlyArray<Word>): Array<readonly [Word, Access]> =
   for (; i < words.length; i++) {
     const text = words[i]!.value ?? words[i]!.source
     if ((text.startsWith("-") && text !== "-") || text === "(" || text === "!" || text === ")" || text === ",") break
-    out.push([words[i]!, "read"])
+    out.push([words[i]!, deletes ? "write" : "read", deletes])
   }
   return out
 }
 
 /** dd's `if=` is read, `of=` written. */
-const ddPaths = (words: ReadonlyArray<Word>): Array<readonly [Word, Access]> => {
-  const out: Array<readonly [Word, Access]> = []
+const ddPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+  const out: Array<PathWord> = []
   for (const word of words.slice(1)) {
     const text = word.value ?? word.source
     if (text.startsWith("if=")) out.push([{ value: word.value?.slice(3), source: text.slice(3) }, "read"])
@@ -705,7 +732,12 @@ const shapeOf = (word: Word): Shape => {
 }
 
 /** A path argument, or why the word cannot be one the rules can check. */
-const pathArgumentOf = (word: Word, access: Access): PathArgument | string => {
+const pathArgumentOf = (word: Word, access: Access, recursive: boolean): PathArgument | string => {
+  const argument = pathOf(word, access)
+  return recursive && typeof argument !== "string" ? { ...argument, recursive } : argument
+}
+
+const pathOf = (word: Word, access: Access): PathArgument | string => {
   const shape = shapeOf(word)
   const otherHome = `the path ${word.source} names another user's home`
   if (shape.glob === undefined) return /^~[^/]/.test(shape.prefix) ? otherHome : { path: shape.prefix, access }
@@ -889,9 +921,9 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
   }
   const words = pathWords(name, stripped.words)
   const paths: Array<PathArgument> = []
-  for (const [word, access] of words) {
+  for (const [word, access, recursive] of words) {
     if (word.value === "-") continue
-    const argument = pathArgumentOf(word, access)
+    const argument = pathArgumentOf(word, access, recursive === true)
     if (typeof argument === "string") {
       markOpaque(collector, argument)
       continue

@@ -1,9 +1,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Permission, ToolUseContext } from "@toolwright/core"
-import { Effect } from "effect"
-import { call, runtimeLayer, session, tempDir } from "./support.js"
+import { Permission, PermissionPolicy, ToolRegistry, ToolUseContext } from "@toolwright/core"
+import { Effect, Option } from "effect"
+import * as CommandSemantics from "../../src/bash/commandSemantics.js"
+import { call, runtimeLayer, session, tempDir, testPlugin } from "./support.js"
 
 /** A session in default mode with the given allow/deny rules (no one answers prompts: asking denies). */
 const ruled = (cwd: string, rules: { allow?: Array<string>; deny?: Array<string> }): ToolUseContext.ToolUseContext =>
@@ -243,6 +244,75 @@ describe("Bash under permission rules", () => {
         )
         assert.isTrue(fs.existsSync(path.join(dir, "keep.txt")))
       }).pipe(Effect.provide(runtimeLayer())))
+
+    const protectedWrite = (file: string) =>
+      `${file} is a protected path (.git, .toolwright, .claude, shell start-up files): writing it needs approval.`
+
+    it.scopedLive("writing a whole tree that holds .git asks, though the command's allow rule covers the tree", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        for (const sub of [".git", "build", "src", "nested/.git"]) fs.mkdirSync(path.join(dir, sub), { recursive: true })
+        fs.writeFileSync(path.join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+        fs.writeFileSync(path.join(dir, "a.txt"), "a\n")
+        const context = ruled(dir, { allow: ["Bash(rm:*)", "Bash(chmod:*)", "Bash(mv:*)", "Bash(find:*)"] })
+        const git = path.join(dir, ".git")
+        const asks: Array<readonly [string, string]> = [
+          ["rm -rf .", git],
+          ["rm -r src/..", git],
+          [`rm -rf ${dir}`, git],
+          ["rm --recursive -f ./", git],
+          ["chmod -R 777 .", git],
+          ["mv . ../elsewhere", git],
+          ["mv nested moved", path.join(dir, "nested", ".git")],
+          ["rm -rf nested/.git/..", path.join(dir, "nested", ".git")],
+          ["find . -name '*.o' -delete", git],
+          ["rm -rf .*", git],
+          ["rm -rf .git", git]
+        ]
+        for (const [command, file] of asks) {
+          assert.strictEqual(question((yield* call("Bash", { command }, context)).text), protectedWrite(file), command)
+        }
+        assert.strictEqual(fs.readFileSync(path.join(git, "HEAD"), "utf8"), "ref: refs/heads/main\n")
+        assert.isTrue(fs.existsSync(path.join(dir, "nested", ".git")))
+        // A tree without protected entries, a file moved into a directory that holds .git, a pattern (once the
+        // nested repository is gone: `*` matches it): no question.
+        fs.rmSync(path.join(dir, "nested"), { recursive: true })
+        for (const command of ["chmod -R u+w build", "mv a.txt src", "find build -delete", "rm -rf *"]) {
+          assert.strictEqual((yield* call("Bash", { command }, context)).text, "(Bash completed with no output)", command)
+        }
+        // bash's * skips dotfiles: everything went but .git.
+        assert.deepStrictEqual(fs.readdirSync(dir), [".git"])
+        assert.strictEqual(fs.readFileSync(path.join(git, "HEAD"), "utf8"), "ref: refs/heads/main\n")
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("writing the whole home directory or / asks for the shell's start-up files (decided, never run)", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const home = path.join(yield* tempDir, "users", "me")
+        fs.mkdirSync(home, { recursive: true })
+        const previous = process.env.HOME
+        yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            process.env.HOME = home
+          }),
+          () => Effect.sync(() => (previous === undefined ? delete process.env.HOME : (process.env.HOME = previous)))
+        )
+        yield* CommandSemantics.load
+        const registry = yield* ToolRegistry.ToolRegistry
+        const bash = Option.getOrThrow(registry.find("Bash"))
+        const policy = PermissionPolicy.makeRules()
+        const context = ruled(dir, { allow: ["Bash(rm:*)", "Bash(chmod:*)", "Edit(//**)"] })
+        const decide = (command: string) =>
+          Effect.map(policy.decide(bash, { command }, context, {}), (decision) =>
+            decision.behavior === "ask" ? decision.message : decision.behavior)
+        // No start-up file yet: .bashrc stands for them.
+        assert.strictEqual(yield* decide("chmod -R 700 ~"), protectedWrite(path.join(home, ".bashrc")))
+        fs.writeFileSync(path.join(home, ".zshrc"), "")
+        for (const command of ["rm -rf ~", "rm -rf ~/", `rm -fr ${path.dirname(home)}`, "rm -rf /"]) {
+          assert.strictEqual(yield* decide(command), protectedWrite(path.join(home, ".zshrc")), command)
+        }
+        assert.strictEqual(yield* decide("rm -rf ~/cache"), "allow")
+      }).pipe(Effect.provide(ToolRegistry.layer([testPlugin()]))))
 
     it.scopedLive("after a cd, a relative path argument asks: rules resolved it against the session's cwd", () =>
       Effect.gen(function*() {

@@ -165,9 +165,13 @@ describe("commandSemantics", () => {
   })
 
   it("path arguments: options and their values skipped, patterns and programs too, each with its access", async () => {
+    // `tree`: the command writes everything under the path when it is a directory.
     const paths = async (command: string) =>
       (await analyze(command)).commands.flatMap((c) =>
-        c.paths.map((p) => [p.access, p.path, ...(p.pattern === undefined ? [] : [p.pattern])].join(" "))
+        c.paths.map((p) =>
+          [p.access, p.path, ...(p.pattern === undefined ? [] : [p.pattern]), ...(p.recursive ? ["tree"] : [])]
+            .join(" ")
+        )
       )
     const cases: Record<string, Array<string>> = {
       "head -n 5 src/a.ts": ["read src/a.ts"],
@@ -185,9 +189,17 @@ describe("commandSemantics", () => {
       "sed -n -e p f": ["read f"],
       "cp -r a b dest": ["read a", "read b", "write dest"],
       "cp -t dest a": ["write dest", "read a"],
-      "mv a b": ["write a", "write b"],
+      "mv a b": ["write a tree", "write b"],
+      "mv -t dest a b": ["write dest", "write a tree", "write b tree"],
       "chmod -x run.sh": ["write run.sh"],
-      "chown -R me:me dir": ["write dir"],
+      "chmod -R 777 . && chmod --recursive u+w x": ["write . tree", "write x tree"],
+      "chown -R me:me dir": ["write dir tree"],
+      "chgrp -hR staff d && chown me f": ["write d tree", "write f"],
+      "rm -rf build && rm -fR a && rm --recursive b && rm -d -f c": [
+        "write build tree", "write a tree", "write b tree", "write c"
+      ],
+      "rm -rf * .g*": ["write . * tree", "write . .g* tree"],
+      "find . -name '*.o' -delete": ["write . tree"],
       "dd if=/dev/zero of=disk.img bs=1M": ["read /dev/zero", "write disk.img"],
       "sort -o out.txt in.txt": ["write out.txt", "read in.txt"],
       "cat ~/.bashrc ~ - /etc/*.conf src/*/x.ts '*.ts'": [
