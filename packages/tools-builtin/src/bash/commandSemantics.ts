@@ -711,7 +711,8 @@ const shapeOf = (word: Word): Shape => {
   const parts = node.type === "concatenation" ? node.namedChildren : [node]
   for (const part of parts) {
     if (part === null) continue
-    if (part.type === "word" || part.type === "number") {
+    const partType = part.type
+    if (partType === "word" || partType === "number") {
       const text = part.text
       for (let i = 0; i < text.length; i++) {
         const c = text[i]!
@@ -723,7 +724,7 @@ const shapeOf = (word: Word): Shape => {
       }
       continue
     }
-    const value = part.type === "raw_string" || part.type === "string" ? staticValue(part) : undefined
+    const value = partType === "raw_string" || partType === "string" ? staticValue(part) : undefined
     if (value === undefined) return { prefix, glob: glob ?? "", expands: true }
     if (glob !== undefined) glob += escapeGlob(value)
     else prefix += value
@@ -793,6 +794,8 @@ const markOpaque = (collector: Collector, reason: string) => {
   collector.opaque ??= reason
 }
 
+const isQuoted = (type: string): boolean => type === "raw_string" || type === "string"
+
 const redirectOf = (node: SyntaxNode, collector: Collector): Redirect | undefined => {
   if (node.type !== "file_redirect") return undefined
   const operator = node.children.find((child) => child !== null && !child.isNamed)?.type ?? ">"
@@ -804,7 +807,7 @@ const redirectOf = (node: SyntaxNode, collector: Collector): Redirect | undefine
     markOpaque(collector, `the redirection target ${destination.text} is not a plain path`)
   } else if (/^~[^/]/.test(target)) {
     markOpaque(collector, `the redirection target ${destination.text} names another user's home`)
-  } else if (destination.type !== "raw_string" && destination.type !== "string" && /[*?[]/.test(destination.text)) {
+  } else if (!isQuoted(destination.type) && /[*?[]/.test(destination.text)) {
     // Bash expands a glob in a redirection target when it matches one file: `> /etc/pass*` writes /etc/passwd.
     markOpaque(collector, `the redirection target ${destination.text} is a pattern bash expands`)
   }
@@ -812,27 +815,33 @@ const redirectOf = (node: SyntaxNode, collector: Collector): Redirect | undefine
   return { operator, target, access: WRITE_OPERATORS.has(operator) ? "write" : "read" }
 }
 
-const simpleCommand = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: Collector) => {
+const simpleCommand = (
+  children: ReadonlyArray<SyntaxNode | null>,
+  redirects: ReadonlyArray<Redirect>,
+  collector: Collector
+) => {
   const env: Array<string> = []
   const words: Array<Word> = []
-  for (const child of node.namedChildren) {
+  for (const child of children) {
     if (child === null) continue
-    if (child.type === "variable_assignment") {
+    // Each read of a node's type crosses into the wasm parser: once per child.
+    const type = child.type
+    if (type === "variable_assignment") {
       collector.setsVariables = true
       env.push(child.text)
       const name = child.childForFieldName("name")?.text ?? ""
       if (DANGEROUS_ENV.test(name)) markOpaque(collector, `the prefix ${name}=… changes what the command runs`)
-    } else if (child.type === "command_name") {
+    } else if (type === "command_name") {
       const inner = child.namedChildren[0] ?? child
       const word = wordOf(inner)
       if (word.value === undefined) markOpaque(collector, `the command name ${child.text} is not a plain word`)
       else if (word.value !== child.text) markOpaque(collector, `the command name ${child.text} is quoted or escaped`)
       else if (/[{}*?[\]]/.test(word.value)) markOpaque(collector, `the command name ${child.text} is expanded by bash`)
       words.push(word)
-    } else if (child.type === "file_redirect") {
+    } else if (type === "file_redirect") {
       const redirect = redirectOf(child, collector)
       if (redirect !== undefined) redirects = [...redirects, redirect]
-    } else if (child.type === "herestring_redirect" || child.type === "heredoc_redirect") {
+    } else if (type === "herestring_redirect" || type === "heredoc_redirect") {
       continue
     } else {
       words.push(wordOf(child))
@@ -987,15 +996,21 @@ const RUNNER_OPTIONS: Record<string, ReadonlyArray<string>> = {
 const STRING_RUNNERS = new Set(["trap", "enable", "bind", "complete", "compgen", "watch", "fc"])
 
 /** The simple commands directly under `node` that a redirect on `node` belongs to. */
-const lastCommandsOf = (node: SyntaxNode): "last" | "all" =>
-  node.type === "list" || node.type === "pipeline" ? "last" : "all"
+const lastCommandsOf = (node: SyntaxNode): "last" | "all" => {
+  const type = node.type
+  return type === "list" || type === "pipeline" ? "last" : "all"
+}
 
 const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: Collector): void => {
-  switch (node.type) {
-    case "command":
-      simpleCommand(node, redirects, collector)
-      for (const child of node.namedChildren) if (child !== null) walkInner(child, collector)
+  const type = node.type
+  switch (type) {
+    case "command": {
+      // namedChildren builds its array from the wasm tree on every read: read once.
+      const children = node.namedChildren
+      simpleCommand(children, redirects, collector)
+      for (const child of children) if (child !== null) walkInner(child, collector)
       return
+    }
     case "redirected_statement": {
       const own: Array<Redirect> = []
       for (const child of node.childrenForFieldName("redirect")) {
@@ -1034,8 +1049,9 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
       const words: Array<Word> = [{ value: keyword, source: keyword }]
       for (const child of node.namedChildren) {
         if (child === null) continue
-        if (child.type === "variable_assignment" || child.type === "variable_name" || child.type === "word") {
-          const name = child.type === "variable_assignment" ? child.childForFieldName("name")?.text ?? "" : child.text
+        const childType = child.type
+        if (childType === "variable_assignment" || childType === "variable_name" || childType === "word") {
+          const name = childType === "variable_assignment" ? child.childForFieldName("name")?.text ?? "" : child.text
           if (DANGEROUS_ENV.test(name)) markOpaque(collector, `${keyword} ${name} changes what later commands run`)
           words.push(wordOf(child))
         }
@@ -1053,7 +1069,7 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
     case "for_statement":
     case "c_style_for_statement":
     case "while_statement":
-      collector.setsVariables ||= node.type !== "while_statement"
+      collector.setsVariables ||= type !== "while_statement"
       collector.loops++
       for (const child of node.namedChildren) if (child !== null) walk(child, redirects, collector)
       collector.loops--
@@ -1067,9 +1083,10 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
 
 /** Walks a command's arguments for substitutions (commands hidden inside words). */
 const walkInner = (node: SyntaxNode, collector: Collector): void => {
+  const type = node.type
   if (
-    node.type === "command_substitution" || node.type === "process_substitution" || node.type === "command" ||
-    node.type === "pipeline" || node.type === "list" || node.type === "redirected_statement"
+    type === "command_substitution" || type === "process_substitution" || type === "command" ||
+    type === "pipeline" || type === "list" || type === "redirected_statement"
   ) {
     walk(node, [], collector)
     return
