@@ -655,8 +655,8 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
 }
 
 /**
- * find's start paths: the operands before the first expression, after `-H`, `-L`, `-P`, `-D x`, `-Olevel`;
- * with `-delete` anything under them may go, so they are written whole.
+ * find's start paths: the operands before the first expression, after `-H`, `-L`, `-P`, `-D x`, `-Olevel`
+ * (none means `.`, as find assumes); with `-delete` anything under them may go, so they are written whole.
  */
 const findPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   const deletes = words.some((word) => word.value === "-delete")
@@ -672,6 +672,8 @@ const findPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
     if ((text.startsWith("-") && text !== "-") || text === "(" || text === "!" || text === ")" || text === ",") break
     out.push([words[i]!, deletes ? "write" : "read", deletes])
   }
+  // `find -delete` deletes under the working directory: without this it had no path to protect.
+  if (out.length === 0) out.push([{ value: ".", source: "." }, deletes ? "write" : "read", deletes])
   return out
 }
 

@@ -266,6 +266,7 @@ describe("Bash under permission rules", () => {
           ["mv nested moved", path.join(dir, "nested", ".git")],
           ["rm -rf nested/.git/..", path.join(dir, "nested", ".git")],
           ["find . -name '*.o' -delete", git],
+          ["find -delete", git],
           ["rm -rf .*", git],
           ["rm -rf .git", git]
         ]

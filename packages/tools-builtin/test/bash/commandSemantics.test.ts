@@ -200,6 +200,8 @@ describe("commandSemantics", () => {
       ],
       "rm -rf * .g*": ["write . * tree", "write . .g* tree"],
       "find . -name '*.o' -delete": ["write . tree"],
+      "find -name '*.o' -delete": ["write . tree"],
+      "find -L": ["read ."],
       "dd if=/dev/zero of=disk.img bs=1M": ["read /dev/zero", "write disk.img"],
       "sort -o out.txt in.txt": ["write out.txt", "read in.txt"],
       "cat ~/.bashrc ~ - /etc/*.conf src/*/x.ts '*.ts'": [
