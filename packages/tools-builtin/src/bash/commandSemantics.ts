@@ -905,7 +905,8 @@ const addCommand = (
     wrappers: stripped.wrappers,
     redirects,
     kind: kindOf(name),
-    readOnly: !hasWrite && readOnlyWords(values),
+    // A path it writes (`sort -uo out`, an option cluster readOnlyWords does not take apart) is a write too.
+    readOnly: !hasWrite && readOnlyWords(values) && !paths.some((p) => p.access === "write"),
     paths,
     cwds
   })

@@ -80,6 +80,13 @@ describe("Bash under permission rules", () => {
       const write = yield* call("Bash", { command: "echo x > b.txt" }, context)
       assert.strictEqual(write.result.is_error, true)
       assert.isFalse(fs.existsSync(path.join(dir, "b.txt")))
+      // An output option inside a cluster of short options (`-uo`) is still a write.
+      for (const command of ["sort -uo a.txt a.txt", "sort -ro b.txt a.txt", "tree -ao b.txt ."]) {
+        const clustered = yield* call("Bash", { command }, context)
+        assert.strictEqual(clustered.result.is_error, true, command)
+      }
+      assert.strictEqual(fs.readFileSync(path.join(dir, "a.txt"), "utf8"), "hello\n")
+      assert.isFalse(fs.existsSync(path.join(dir, "b.txt")))
     }).pipe(Effect.provide(runtimeLayer())))
 
   it.scopedLive("a redirection is an edit of its target: the command's allow rule does not cover it", () =>
