@@ -240,7 +240,8 @@ const readOnlyWords = (words: ReadonlyArray<string>): boolean => {
     case "awk":
       return !hasOption(words, /^(-f|--file)/) && !words.slice(1).some((w) => /system\s*\(|\||>|getline/.test(w))
     case "sort":
-      return !hasOption(words, /^(-o|--output|--compress-program)/)
+      // `--o` and `--co` are the shortest prefixes GNU sort takes for `--output` and `--compress-program`.
+      return !hasOption(words, /^(-o|--o|--co)/)
     case "tree":
       return !hasOption(words, /^-o/)
     case "rg":
@@ -571,6 +572,30 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
 /** chmod's symbolic modes that look like options: `chmod -x file` removes execute permission. */
 const CHMOD_MODE = /^-[rwxXst]+$/
 
+/** The long options a command's syntax knows, by command name (see `longOption`). */
+const LONG_OPTIONS = new Map<string, ReadonlyArray<string>>()
+
+/**
+ * The long option `written` stands for: GNU getopt takes any unambiguous prefix (`rm --recu` is `--recursive`,
+ * `cp --target=d` is `--target-directory=d`). Matched against the options the table knows, which the command
+ * has too: a prefix unique among the command's options is unique among these; one ambiguous here is
+ * ambiguous there too, and the command refuses it.
+ */
+const longOption = (name: string, syntax: PathSyntax, written: string): string => {
+  let known = LONG_OPTIONS.get(name)
+  if (known === undefined) {
+    const all = [
+      ...(syntax.values ?? []), ...Object.keys(syntax.pathValues ?? {}), ...Object.keys(syntax.pairs ?? {}),
+      ...(syntax.program ?? []), ...(syntax.recursive ?? []), ...(name === "sed" ? ["--in-place"] : [])
+    ]
+    known = [...new Set(all.filter((option) => option.startsWith("--")))]
+    LONG_OPTIONS.set(name, known)
+  }
+  if (known.includes(written)) return written
+  const candidates = known.filter((option) => option.startsWith(written))
+  return candidates.length === 1 ? candidates[0]! : written
+}
+
 /** A path word, what the command does to it, and whether it does that to the whole tree under it. */
 type PathWord = readonly [Word, Access, recursive?: boolean]
 
@@ -608,7 +633,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     }
     if (text.startsWith("--")) {
       const eq = text.indexOf("=")
-      const option = eq === -1 ? text : text.slice(0, eq)
+      const option = longOption(name, syntax, eq === -1 ? text : text.slice(0, eq))
       if (option === "--in-place") inPlace = true
       if (syntax.recursive?.has(option)) recursive = true
       if (syntax.pairs !== undefined && option in syntax.pairs) {

@@ -81,7 +81,7 @@ describe("Bash under permission rules", () => {
       assert.strictEqual(write.result.is_error, true)
       assert.isFalse(fs.existsSync(path.join(dir, "b.txt")))
       // An output option inside a cluster of short options (`-uo`) is still a write.
-      for (const command of ["sort -uo a.txt a.txt", "sort -ro b.txt a.txt", "tree -ao b.txt ."]) {
+      for (const command of ["sort -uo a.txt a.txt", "sort -ro b.txt a.txt", "tree -ao b.txt .", "sort --outp=b.txt a.txt"]) {
         const clustered = yield* call("Bash", { command }, context)
         assert.strictEqual(clustered.result.is_error, true, command)
       }
@@ -274,6 +274,8 @@ describe("Bash under permission rules", () => {
           ["rm -rf nested/.git/..", path.join(dir, "nested", ".git")],
           ["find . -name '*.o' -delete", git],
           ["find -delete", git],
+          [`rm --recu -f ${dir}`, git],
+          ["cp --target=.git a.txt", git],
           ["rm -rf .*", git],
           ["rm -rf .git", git]
         ]

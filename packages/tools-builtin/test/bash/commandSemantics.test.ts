@@ -74,7 +74,7 @@ describe("commandSemantics", () => {
       "rm x", "echo hi > out.txt", "ls >> log", "git commit -m x", "git branch -D main", "find . -delete",
       "sort -o out in", "awk 'BEGIN{system(\"rm x\")}'", "npm test", "mv a b", "touch a", "git push",
       "cat a | tee b", "git diff --output=patch.txt", "uniq in out", "ls &> all.log", "awk -f prog.awk data",
-      "sort --compress-program=gzip big", "sort -uo out in", "tree -ao out ."
+      "sort --compress-program=gzip big", "sort -uo out in", "tree -ao out .", "sort --outp=out in", "sort --compress-prog=gzip big"
     ]
     for (const command of writes) assert.isFalse((await analyze(command)).readOnly, command)
     assert.deepStrictEqual((await analyze("rg x; ls; cat y; rm z")).commands.map((c) => c.kind), [
@@ -201,6 +201,11 @@ describe("commandSemantics", () => {
       "rm -rf * .g*": ["write . * tree", "write . .g* tree"],
       "find . -name '*.o' -delete": ["write . tree"],
       "find -name '*.o' -delete": ["write . tree"],
+      // GNU getopt takes any unambiguous prefix of a long option.
+      "rm --recu -f build && chmod --rec 777 x": ["write build tree", "write x tree"],
+      "cp --target=dest a && mv --targ dest b": ["write dest", "read a", "write dest", "write b tree"],
+      "sed --in-pl s/a/b/ f": ["write f"],
+      "sort --outp=out in": ["write out", "read in"],
       "find -L": ["read ."],
       "dd if=/dev/zero of=disk.img bs=1M": ["read /dev/zero", "write disk.img"],
       "sort -o out.txt in.txt": ["write out.txt", "read in.txt"],
