@@ -238,7 +238,10 @@ const readOnlyWords = (words: ReadonlyArray<string>): boolean => {
     case "find":
       return !hasOption(words, /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/)
     case "awk":
-      return !hasOption(words, /^(-f|--file)/) && !words.slice(1).some((w) => /system\s*\(|\||>|getline/.test(w))
+      // Program files (-f, gawk's -E, -i and @include) and extensions (-l, @load) run code this cannot see;
+      // gawk takes long options by any unambiguous prefix (--fil, --ex, --in, --lo).
+      return !hasOption(words, /^(-[^-]*[fEil]|--(fil|e|in|lo))/) &&
+        !words.slice(1).some((w) => /system\s*\(|\||>|getline|@(include|load|nsinclude)/.test(w))
     case "sort":
       // `--o` and `--co` are the shortest prefixes GNU sort takes for `--output` and `--compress-program`.
       return !hasOption(words, /^(-o|--o|--co)/)

@@ -74,7 +74,9 @@ describe("commandSemantics", () => {
       "rm x", "echo hi > out.txt", "ls >> log", "git commit -m x", "git branch -D main", "find . -delete",
       "sort -o out in", "awk 'BEGIN{system(\"rm x\")}'", "npm test", "mv a b", "touch a", "git push",
       "cat a | tee b", "git diff --output=patch.txt", "uniq in out", "ls &> all.log", "awk -f prog.awk data",
-      "sort --compress-program=gzip big", "sort -uo out in", "tree -ao out .", "sort --outp=out in", "sort --compress-prog=gzip big"
+      "sort --compress-program=gzip big", "sort -uo out in", "tree -ao out .", "sort --outp=out in", "sort --compress-prog=gzip big",
+      "awk -E prog.awk data", "awk --fil=prog.awk data", "awk -i lib.awk 1 data", "awk -l ext 1 data",
+      "awk '@include \"lib\"; {print}' data"
     ]
     for (const command of writes) assert.isFalse((await analyze(command)).readOnly, command)
     assert.deepStrictEqual((await analyze("rg x; ls; cat y; rm z")).commands.map((c) => c.kind), [
