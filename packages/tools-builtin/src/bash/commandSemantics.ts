@@ -185,7 +185,7 @@ const GIT_READ_ONLY = new Set([
 /** Env vars that change what a command runs or loads: a prefix setting one cannot be dropped from a rule. */
 const DANGEROUS_ENV = new RegExp(
   "^(PATH|LD_\\w*|DYLD_\\w*|\\w*PAGER|EDITOR|VISUAL|BASH_ENV|ENV|PROMPT_COMMAND|IFS|SHELLOPTS|BASHOPTS|GIT_\\w+|" +
-    "NODE_OPTIONS|NODE_PATH|PYTHON\\w*|PERL5?\\w*|RUBY\\w*|LESS\\w*|BROWSER|SSH_\\w+|HOME|ZDOTDIR|CDPATH)$"
+    "NODE_OPTIONS|NODE_PATH|PYTHON\\w*|PERL5?\\w*|RUBY\\w*|LESS\\w*|BROWSER|SSH_\\w+|HOME|ZDOTDIR|CDPATH|GLOBIGNORE)$"
 )
 
 export const kindOf = (name: string): CommandKind =>

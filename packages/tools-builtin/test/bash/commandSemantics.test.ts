@@ -106,6 +106,8 @@ describe("commandSemantics", () => {
       "ls; f() { rm -rf x; }": "the line defines a shell function",
       "PATH=/tmp/evil ls": "the prefix PATH=… changes what the command runs",
       "export LD_PRELOAD=/tmp/x.so; ls": "export LD_PRELOAD changes what later commands run",
+      // GLOBIGNORE turns on dotglob: `*` then matches .git, which the path arguments' glob matching skips.
+      "GLOBIGNORE=x; rm -rf *": "setting GLOBIGNORE changes what later commands run",
       "xargs -I{} rm {}": "xargs with options runs a command the analysis cannot see",
       "env -S 'rm -rf x'": "env has options the analysis does not understand",
       "echo x > $TARGET": "the redirection target $TARGET is not a plain path",
