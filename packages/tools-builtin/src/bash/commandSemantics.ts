@@ -702,8 +702,14 @@ const findPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   }
   // `find -delete` deletes under the working directory: without this it had no path to protect.
   if (out.length === 0) out.push([{ value: ".", source: "." }, deletes ? "write" : "read", deletes])
+  // The actions that write their list to a file name it in the next word.
+  for (; i < words.length - 1; i++) {
+    if (FIND_WRITES.has(words[i]!.value ?? words[i]!.source)) out.push([words[++i]!, "write"])
+  }
   return out
 }
+
+const FIND_WRITES = new Set(["-fprint", "-fprint0", "-fprintf", "-fls"])
 
 /** dd's `if=` is read, `of=` written. */
 const ddPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {

@@ -276,6 +276,7 @@ describe("Bash under permission rules", () => {
           ["find -delete", git],
           [`rm --recu -f ${dir}`, git],
           ["cp --target=.git a.txt", git],
+          ["find src -fprint .git/hooks/post-checkout", path.join(git, "hooks", "post-checkout")],
           ["rm -rf .*", git],
           ["rm -rf .git", git]
         ]

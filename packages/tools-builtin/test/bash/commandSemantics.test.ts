@@ -211,6 +211,9 @@ describe("commandSemantics", () => {
       "sed --in-pl s/a/b/ f": ["write f"],
       "sort --outp=out in": ["write out", "read in"],
       "find -L": ["read ."],
+      "find src -fprint out -name x -fprintf log '%p' -fls l2 -fprint0 z": [
+        "read src", "write out", "write log", "write l2", "write z"
+      ],
       "dd if=/dev/zero of=disk.img bs=1M": ["read /dev/zero", "write disk.img"],
       "sort -o out.txt in.txt": ["write out.txt", "read in.txt"],
       "cat ~/.bashrc ~ - /etc/*.conf src/*/x.ts '*.ts'": [
