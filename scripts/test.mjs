@@ -2,27 +2,31 @@
 // suite, and close with one plain line of counts ("N passed, N failed, N skipped") that CI reads.
 // Arguments go to vitest (and skip the conformance run): `pnpm test packages/core`.
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 const bin = (name) => join(import.meta.dirname, "..", "node_modules", ".bin", name)
-const run = (command, args) => spawnSync(command, args, { stdio: "inherit" }).status ?? 1
+const run = (command, args, env = process.env) => spawnSync(command, args, { stdio: "inherit", env }).status ?? 1
 
 const typecheck = run(bin("tsc"), ["-b", "tsconfig.json"])
 if (typecheck !== 0) {
   console.log("Type check failed: fix the errors above (pnpm check).")
 }
 
+// Tests make their temporary files under TMPDIR, which points into one directory per run, removed at the
+// end: a test that fails before its own clean-up (or a process it started) leaves nothing behind in /tmp.
 const reportDir = mkdtempSync(join(tmpdir(), "toolwright-test-"))
 const report = join(reportDir, "report.json")
+const testTmp = join(reportDir, "tmp")
+mkdirSync(testTmp)
 const vitest = run(bin("vitest"), [
   "run",
   "--reporter=default",
   "--reporter=json",
   `--outputFile.json=${report}`,
   ...process.argv.slice(2)
-])
+], { ...process.env, TMPDIR: testTmp })
 
 let passed = 0
 let failed = 0

@@ -173,9 +173,12 @@ describe("toolwright exec (the built CLI)", () => {
         yield* exec.exit
         const results = exec.lines.filter((line) => line.type === "tool_result")
         assert.deepStrictEqual(results.map((r) => [r.tool_use_id, r.is_error]), [["s1", true], ["s2", true]])
+        // The call is named as Claude Code names it: the first 40 characters of the path, then an ellipsis.
+        const file = join(dir, "tiny.txt")
+        const shown = file.length > 40 ? `${file.slice(0, 40)}\u2026` : file
         assert.strictEqual(
           results[1].content,
-          `<tool_use_error>Interrupted by user: Read(${join(dir, "tiny.txt")}) was not run. Wait for the user to tell you how to proceed.</tool_use_error>`
+          `<tool_use_error>Interrupted by user: Read(${shown}) was not run. Wait for the user to tell you how to proceed.</tool_use_error>`
         )
         // Whether Bash itself reports the interruption or the executor does, the model reads that it was stopped.
         assert.match(String(results[0].content), /interrupted|Interrupted/)
