@@ -67,12 +67,15 @@ export const isToolPlugin = (u: unknown): u is Any => Predicate.hasProperty(u, T
 const importerKey = Symbol.for("@toolwright/core/ToolPlugin/importModule")
 
 /**
- * Imports an ES module: a plugin, or a package loaded on first use. Usually plain `import()`; the CLI
- * binary runs its bundle from a V8 code cache, where Node 20 loses the `import()` callback of cached
- * functions, so its launcher registers an importer of its own (resolving from the bundle's directory) and
- * every dynamic import of the toolwright packages goes through here.
+ * Imports an ES module: a plugin, or a package loaded on first use. Usually `load` (the caller's own
+ * `import()`, so a package resolves from the caller's package, not from this one: core does not depend on
+ * sharp or unpdf), or plain `import()` for an absolute URL; the CLI binary runs its bundle from a V8 code
+ * cache, where Node 20 loses the `import()` callback of cached functions, so its launcher registers an
+ * importer of its own (resolving from the bundle's directory) and every dynamic import of the toolwright
+ * packages goes through here.
  */
-export const importModule = <A = unknown>(specifier: string): Promise<A> => {
+export const importModule = <A = unknown>(specifier: string, load?: () => Promise<A>): Promise<A> => {
   const importer: unknown = Reflect.get(globalThis, importerKey)
-  return typeof importer === "function" ? importer(specifier) : import(specifier)
+  if (typeof importer === "function") return importer(specifier)
+  return load === undefined ? import(specifier) : load()
 }

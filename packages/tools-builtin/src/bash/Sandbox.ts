@@ -55,7 +55,7 @@ const make = (settings: Settings) =>
   Effect.gen(function*() {
     if (settings.enabled !== true) return off
     // Loaded only when enabled: the runtime (and its TLS stack) would cost every start tens of milliseconds.
-    const { SandboxManager } = yield* Effect.promise(() => ToolPlugin.importModule<typeof import("@anthropic-ai/sandbox-runtime")>("@anthropic-ai/sandbox-runtime"))
+    const { SandboxManager } = yield* Effect.promise(() => ToolPlugin.importModule("@anthropic-ai/sandbox-runtime", () => import("@anthropic-ai/sandbox-runtime")))
     const ripgrep = { command: settings.ripgrepCommand ?? rgPath }
     const supported = SandboxManager.isSupportedPlatform()
     const dependencies = supported ? SandboxManager.checkDependencies(ripgrep) : { errors: ["an unsupported platform"] }

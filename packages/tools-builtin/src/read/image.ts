@@ -50,7 +50,7 @@ export const readImage = (
       return yield* fail(`${file} is not a PNG, JPEG, GIF or WebP image (its first bytes match none of them).`)
     }
     const sharp = yield* Effect.tryPromise({
-      try: () => ToolPlugin.importModule<typeof import("sharp")>("sharp").then((module) => module.default),
+      try: () => ToolPlugin.importModule("sharp", () => import("sharp")).then((module) => module.default),
       catch: (error) => error
     }).pipe(Effect.option)
     if (sharp._tag === "None") {

@@ -58,7 +58,7 @@ export const readPdf = (
   Effect.gen(function*() {
     if (bytes.length === 0) return yield* fail(`The PDF file is empty: ${file}`)
     const { getDocumentProxy } = yield* Effect.tryPromise({
-      try: () => ToolPlugin.importModule<typeof import("unpdf")>("unpdf"),
+      try: () => ToolPlugin.importModule("unpdf", () => import("unpdf")),
       catch: (error) =>
         new ToolErrors.ToolError({ message: `Could not read the PDF ${file}: the PDF library did not load (${reason(error)}).` })
     })

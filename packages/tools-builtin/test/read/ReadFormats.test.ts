@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -225,6 +226,18 @@ describe("Read: PDFs", () => {
         some.text,
         `PDF file: ${file} (pages 2-3 of 3)\n<page number="2">\nSecond (page) two\n</page>\n<page number="3">\nThird\n</page>`
       )
+    }))
+
+  it.scopedLive("the PDF library loads outside vitest and the CLI bundle (an application importing the package)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFiles(dir, { "doc.pdf": makePdf(["Hello page one"]) })
+      const fixture = path.join(import.meta.dirname, "..", "fixtures", "read-pdf-outside-bundle.mts")
+      // The packages' `source` condition: @toolwright/core from its sources, as vitest and tsc see it.
+      const args = ["--conditions=source", "--import", "tsx", fixture, path.join(dir, "doc.pdf")]
+      const result = spawnSync(process.execPath, args, { cwd: path.join(import.meta.dirname, "..", ".."), encoding: "utf8" })
+      assert.strictEqual(result.stderr, "")
+      assert.strictEqual(result.stdout, `["Hello page one"]\n`)
     }))
 
   it.scopedLive("more than 10 pages need pages; bad ranges and broken files are clear errors", () =>
