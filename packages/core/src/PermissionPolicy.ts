@@ -151,30 +151,70 @@ export const layerPersistent: Layer.Layer<PermissionPolicy, never, FileSystem.Fi
     }))
 )
 
+/** A context's Read and Edit rules that name paths, from its deny (and, with `ask`, ask) lists, compiled. */
+const pathRules = (
+  context: ToolUseContext,
+  lists: ReadonlyArray<"deny" | "ask">,
+  tools: ReadonlyArray<"Read" | "Edit">
+): { readonly bare: boolean; readonly rules: ReadonlyArray<{ tool: string; pattern: PermissionRule.PathPattern }> } => {
+  const permissionContext = context.permissionContext
+  const rules: Array<{ tool: string; pattern: PermissionRule.PathPattern }> = []
+  let bare = false
+  for (const list of lists) {
+    for (const entry of permissionContext[list]) {
+      const parsed = PermissionRule.parse(entry.rule)
+      if (Either.isLeft(parsed) || !(tools as ReadonlyArray<string>).includes(parsed.right.toolName)) continue
+      const content = parsed.right.content
+      if (content === undefined) bare = true
+      else {
+        rules.push({
+          tool: parsed.right.toolName,
+          pattern: PermissionRule.compilePath(content, {
+            cwd: context.cwd,
+            home: permissionContext.homeDir,
+            settingsRoot: entry.root
+          })
+        })
+      }
+    }
+  }
+  return { bare, rules }
+}
+
 /**
  * Whether Read deny rules forbid reading `path` (absolute; `..` resolved here), for tools that read many
  * files under one root (Grep, Glob): they check each file they would return, since the policy only sees
  * the root they were called with. Symlinks are not resolved here; pass real paths too.
  */
 export const readDenied = (context: ToolUseContext): (path: string) => boolean => {
-  const permissionContext = context.permissionContext
-  const patterns: Array<PermissionRule.PathPattern> = []
-  let all = false
-  for (const entry of permissionContext.deny) {
-    const parsed = PermissionRule.parse(entry.rule)
-    if (Either.isLeft(parsed) || parsed.right.toolName !== "Read") continue
-    if (parsed.right.content === undefined) all = true
-    else {
-      patterns.push(PermissionRule.compilePath(parsed.right.content, {
-        cwd: context.cwd,
-        home: permissionContext.homeDir,
-        settingsRoot: entry.root
-      }))
-    }
-  }
+  const { bare, rules } = pathRules(context, ["deny"], ["Read"])
   return (path) => {
-    if (all) return true
+    if (bare) return true
     const absolute = PosixPath.resolve(context.cwd, path)
-    return patterns.some((pattern) => PermissionRule.matchesPath(pattern, absolute))
+    return rules.some((rule) => PermissionRule.matchesPath(rule.pattern, absolute))
   }
+}
+
+/**
+ * Whether a path-scoped Read or Edit deny or ask rule matches `path` (absolute, normalised) for that access
+ * (a Read rule any access, as the policy applies it; an Edit rule writes), or `undefined` when the context
+ * has no such rules. For tools that touch whole trees the policy sees only by their root (`rm -r dir`): they
+ * check the entries under it. `realPath` gives a rule root's other spelling, so real paths match too.
+ */
+export const guardedPath = (
+  context: ToolUseContext,
+  realPath: (path: string) => string = (path) => path
+): ((path: string, access: "read" | "write") => boolean) | undefined => {
+  const { rules } = pathRules(context, ["deny", "ask"], ["Read", "Edit"])
+  if (rules.length === 0) return undefined
+  const compiled = rules.map(({ pattern, tool }) => {
+    const root = pattern.root
+    const real = root === undefined ? undefined : realPath(root)
+    const forms = root === undefined ? [] : real === undefined || real === root ? [root] : [root, real]
+    return { pattern, read: tool === "Read", forms }
+  })
+  return (path, access) =>
+    compiled.some((rule) =>
+      (rule.read || access === "write") && PermissionRule.matchesPath(rule.pattern, path, rule.forms)
+    )
 }

@@ -360,15 +360,56 @@ const protectedInside = (target: string, cwd: string): ReadonlyArray<string> => 
   return found
 }
 
+/** The most entries the trees of one line are walked for path rules; a line reaching more asks. */
+export const MAX_TREE_ENTRIES = 10_000
+
+/** Checks the entries under directories a command takes whole against the context's path-scoped rules. */
+interface TreeGuard {
+  readonly matches: (path: string, access: "read" | "write") => boolean
+  /** Entries still to be walked in this line. */
+  budget: number
+}
+
+/**
+ * The entries under `target` (a directory; symlinked directories are not followed) that a path rule matches
+ * for `access`: a matched directory stands for everything in it. `undefined` when the walk would pass the
+ * guard's budget.
+ */
+const guardedInside = (target: string, access: "read" | "write", guard: TreeGuard): Array<string> | undefined => {
+  const found: Array<string> = []
+  const pending = [target]
+  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+    let entries: Array<fs.Dirent>
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    guard.budget -= entries.length
+    if (guard.budget < 0) return undefined
+    for (const entry of entries) {
+      const file = path.join(dir, entry.name)
+      if (guard.matches(file, access)) found.push(file)
+      else if (entry.isDirectory()) pending.push(file)
+    }
+  }
+  return found
+}
+
 /**
  * What permission rules see: each simple command (wrappers stripped, env prefixes dropped), every file a
  * redirection writes or reads, every path the commands' arguments name (marked as arguments, so a write
  * rides on the command's rule inside the working directories), and why the line is opaque. Paths are
  * resolved against `cwd` (a relative argument after a `cd` against each place the shell may be) with
  * symlinks followed; a glob in the last segment adds the entries it matches; a command that writes a whole
- * tree (`rm -r`, `chmod -R`, `mv dir`, `find … -delete`) adds the protected entries in it.
+ * tree (`rm -r`, `chmod -R`, `mv dir`, `find … -delete`) adds the protected entries in it. With `guarded` (the
+ * context's path-scoped Read/Edit deny and ask rules), a tree taken whole adds the entries in it they match.
  */
-export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects => {
+export const ruleSubjects = (
+  command: string,
+  cwd: string,
+  guarded?: (path: string, access: "read" | "write") => boolean
+): Tool.RuleSubjects => {
   const analysis = CommandSemantics.analyze(command)
   const paths: Array<PathSubject> = []
   const seen = new Set<string>()
@@ -384,6 +425,7 @@ export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects =>
     }
   }
   let opaque = analysis.opaque
+  const guard: TreeGuard | undefined = guarded === undefined ? undefined : { matches: guarded, budget: MAX_TREE_ENTRIES }
   for (const c of analysis.commands) {
     for (const argument of c.paths) {
       const bases = CommandSemantics.isRelativeTarget(argument.path) ? c.cwds : CommandSemantics.START
@@ -393,7 +435,18 @@ export const ruleSubjects = (command: string, cwd: string): Tool.RuleSubjects =>
         const addTree = (target: string) => {
           add({ path: target, access: argument.access, argument: true })
           if (argument.recursive !== true) return
-          for (const entry of protectedInside(target, cwd)) add({ path: entry, access: "write", argument: true })
+          if (argument.access === "write") {
+            for (const entry of protectedInside(target, cwd)) add({ path: entry, access: "write", argument: true })
+          }
+          // A rule naming what is under the tree (`Edit(./secrets/**)`) does not match its root: check its entries.
+          if (guard === undefined || !isDirectory(target)) return
+          const inside = guardedInside(target, argument.access, guard)
+          if (inside === undefined) {
+            opaque ??= `${target} holds more than ${MAX_TREE_ENTRIES} entries, too many to check against the ` +
+              `path rules`
+            return
+          }
+          for (const entry of inside) add({ path: entry, access: argument.access, argument: true })
         }
         if (argument.pattern === undefined) {
           addTree(realPath(where))
@@ -462,7 +515,8 @@ export const BashTool = Tool.make({
     const analysis = CommandSemantics.analyze(input.command)
     return analysis.readOnly && !analysis.changesDirectory
   },
-  ruleSubjects: (input, context) => ruleSubjects(input.command, context.cwd),
+  ruleSubjects: (input, context) =>
+    ruleSubjects(input.command, context.cwd, PermissionPolicy.guardedPath(context, realPath)),
   checkPermissions: (input, context) => checkPermissions(input, context),
   call: (
     input: BashInput,

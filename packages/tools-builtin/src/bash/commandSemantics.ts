@@ -35,8 +35,9 @@ export interface PathArgument {
   /** A glob in the last segment (`.en*`), to match against the entries of `path` the way bash would. */
   readonly pattern?: string
   /**
-   * The command writes everything under the path when it is a directory (`rm -r`, `chmod -R`, `mv`'s sources,
-   * `find … -delete`'s start paths), so it also writes the protected entries inside it.
+   * The command takes everything under the path when it is a directory: with access write (`rm -r`, `chmod -R`,
+   * `mv`'s sources, `find … -delete`'s start paths) it also writes the protected entries inside it; with read,
+   * it reads the whole tree (`cp -r`'s sources).
    */
   readonly recursive?: true
 }
@@ -560,7 +561,13 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
   chown: OWNER,
   chgrp: OWNER,
   mv: { access: "write", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, movesSources: true },
-  cp: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
+  cp: {
+    access: "read",
+    values: wordSet("-S --suffix"),
+    pathValues: TARGET_DIRECTORY,
+    lastWrites: true,
+    recursive: wordSet("-r -R --recursive -a --archive")
+  },
   ln: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
   tee: WRITES,
   truncate: { access: "write", values: wordSet("-s --size"), pathValues: { "-r": "read", "--reference": "read" } },
@@ -676,8 +683,11 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   }
   paths.forEach((word, index) => {
     const last = !targetGiven && paths.length > 1 && index === paths.length - 1
-    const whole = recursive || (syntax.movesSources === true && (targetGiven || index < paths.length - 1))
-    out.push([word, syntax.lastWrites === true && last ? "write" : access, whole])
+    const written = syntax.lastWrites === true && last
+    // `cp -r src dst` reads src's whole tree; dst is written as the one operand it is.
+    const whole = (recursive && !written) ||
+      (syntax.movesSources === true && (targetGiven || index < paths.length - 1))
+    out.push([word, written ? "write" : access, whole])
   })
   return out
 }

@@ -3,18 +3,23 @@ import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Permission, PermissionPolicy, ToolRegistry, ToolUseContext } from "@toolwright/core"
 import { Effect, Option } from "effect"
+import * as BashTool from "../../src/bash/BashTool.js"
 import * as CommandSemantics from "../../src/bash/commandSemantics.js"
 import { call, runtimeLayer, session, tempDir, testPlugin } from "./support.js"
 
 /** A session in default mode with the given allow/deny rules (no one answers prompts: asking denies). */
-const ruled = (cwd: string, rules: { allow?: Array<string>; deny?: Array<string> }): ToolUseContext.ToolUseContext =>
+const ruled = (
+  cwd: string,
+  rules: { allow?: Array<string>; deny?: Array<string>; ask?: Array<string> }
+): ToolUseContext.ToolUseContext =>
   ToolUseContext.make({
     cwd,
     projectDir: path.join(cwd, ".project"),
     permissionContext: {
       ...Permission.emptyPermissionContext("default"),
       allow: (rules.allow ?? []).map((rule) => ({ rule, source: "test" })),
-      deny: (rules.deny ?? []).map((rule) => ({ rule, source: "test" }))
+      deny: (rules.deny ?? []).map((rule) => ({ rule, source: "test" })),
+      ask: (rules.ask ?? []).map((rule) => ({ rule, source: "test" }))
     }
   })
 
@@ -294,6 +299,60 @@ describe("Bash under permission rules", () => {
         // bash's * skips dotfiles: everything went but .git.
         assert.deepStrictEqual(fs.readdirSync(dir), [".git"])
         assert.strictEqual(fs.readFileSync(path.join(git, "HEAD"), "utf8"), "ref: refs/heads/main\n")
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("a tree taken whole meets the deny and ask rules that name what is inside it", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, "secrets", "sub"), { recursive: true })
+        fs.writeFileSync(path.join(dir, "secrets", "sub", "key"), "k\n")
+        fs.mkdirSync(path.join(dir, "src"))
+        fs.writeFileSync(path.join(dir, "src", "a.ts"), "a\n")
+        const allow = ["Bash(rm:*)", "Bash(cp:*)", "Bash(chmod:*)"]
+        const denied = (command: string) => `Permission to use Bash with command ${command} has been denied.`
+        const edit = ruled(dir, { allow, deny: ["Edit(./secrets/**)"] })
+        for (const command of ["rm -rf secrets", "rm -r .", "chmod -R 777 secrets/..", "rm -rf sec*"]) {
+          assert.strictEqual((yield* call("Bash", { command }, edit)).text, denied(command), command)
+        }
+        // An Edit rule is about writes: copying the tree out reads it.
+        const copied = yield* call("Bash", { command: "cp -r secrets copy1" }, edit)
+        assert.strictEqual(copied.text, "(Bash completed with no output)")
+        const read = ruled(dir, { allow, deny: ["Read(./secrets/**)"] })
+        for (const command of ["cp -r secrets copy2", "cp -a . ../elsewhere", "cp -Rt /tmp secrets", "rm -rf secrets"]) {
+          assert.strictEqual((yield* call("Bash", { command }, read)).text, denied(command), command)
+        }
+        assert.isFalse(fs.existsSync(path.join(dir, "copy2")))
+        const asked = ruled(dir, { allow, ask: ["Edit(./secrets/sub/key)"] })
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "rm -rf secrets" }, asked)).text),
+          "The ask rule Edit(./secrets/sub/key) (from test) requires approval for Bash with command rm -rf secrets."
+        )
+        assert.strictEqual(fs.readFileSync(path.join(dir, "secrets", "sub", "key"), "utf8"), "k\n")
+        // Trees without a matching entry run as before.
+        for (const command of ["cp -r src copy3", "rm -rf src copy1 copy3"]) {
+          assert.strictEqual((yield* call("Bash", { command }, read)).text, "(Bash completed with no output)", command)
+        }
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["secrets"])
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("a tree too big to walk asks while path rules exist; without them it is never walked", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const big = path.join(dir, "big")
+        fs.mkdirSync(big)
+        for (let i = 0; i <= BashTool.MAX_TREE_ENTRIES; i++) fs.writeFileSync(path.join(big, `f${i}`), "")
+        const guarded = ruled(dir, { allow: ["Bash(rm:*)"], deny: ["Edit(./secrets/**)"] })
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "rm -rf big" }, guarded)).text),
+          `Bash with command rm -rf big needs permission: ${big} holds more than 10000 entries, too many to check ` +
+            "against the path rules."
+        )
+        assert.isTrue(fs.existsSync(big))
+        const plain = ruled(dir, { allow: ["Bash(rm:*)"], deny: ["Bash(curl:*)", "Read"] })
+        assert.isUndefined(PermissionPolicy.guardedPath(plain))
+        const removed = yield* call("Bash", { command: "rm -rf big" }, ruled(dir, { allow: ["Bash(rm:*)"] }))
+        assert.strictEqual(removed.text, "(Bash completed with no output)")
+        assert.isFalse(fs.existsSync(big))
       }).pipe(Effect.provide(runtimeLayer())))
 
     it.scopedLive("writing the whole home directory or / asks for the shell's start-up files (decided, never run)", () =>
