@@ -104,7 +104,8 @@ export interface Options {
   readonly roots?: ReadonlyArray<string>
   /**
    * HTTP/SSE liveness: while a call is in flight, a `ping` every `intervalMs` that must be answered within
-   * `timeoutMs`, else the calls fail and the connection is re-made with backoff. Default 3 s and 3 s.
+   * `timeoutMs`, else (or when the connection breaks under it) the calls fail and the connection is re-made
+   * with backoff. An HTTP error status (429, 502) is an answer. Default 3 s and 3 s.
    */
   readonly heartbeat?: { readonly intervalMs: number; readonly timeoutMs: number }
 }
@@ -144,12 +145,24 @@ const httpStatus = (error: unknown): number | undefined => {
 const isAuthError = (error: unknown): boolean => httpStatus(error) === 401
 
 /**
+ * An error the server (or a proxy before it) sent as an HTTP status: the connection works, whatever its text
+ * says (a proxy's 502 often names the upstream's ECONNREFUSED). The SSE transport only puts the status in the
+ * message of its POST errors.
+ */
+const isHttpAnswer = (error: unknown): boolean =>
+  httpStatus(error) !== undefined || /^Error POSTing to endpoint \(HTTP \d{3}\)/.test(messageOf(error))
+
+/**
  * Errors after which a remote connection is dead, though the SDK would keep waiting on its pending calls:
  * the network refused or reset, or a response stream broke off.
  */
 const isConnectionLost = (error: unknown): boolean =>
+  !isHttpAnswer(error) &&
   /fetch failed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|terminated|SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|other side closed/i
     .test(`${messageOf(error)} ${Predicate.hasProperty(error, "cause") ? messageOf(error.cause) : ""}`)
+
+/** What a call is told when the connection broke under a heartbeat ping. */
+const pingFailed = (error: unknown): string => `its connection broke during a ping: ${messageOf(error)}`
 
 /** The last lines a stdio server wrote to stderr since `offset`, to say why it failed. */
 const stderrTail = (file: string | undefined, offset: number): string => {
@@ -182,6 +195,8 @@ interface Connection {
   readonly progress: Map<string, (progress: ProgressParams) => void>
   /** Why the heartbeat gave up on the connection, until a connect succeeds again. */
   unresponsive: string | undefined
+  /** A heartbeat ping is on its way: a connection-level error now is the ping's failure. */
+  pinging: boolean
   /** The scope of the last HTTP 403 `insufficient_scope` (step-up), until a call failure reports it. */
   insufficientScope: string | undefined
 }
@@ -238,6 +253,7 @@ export const make = (options: Options) =>
       retired: new WeakSet(),
       progress: new Map(),
       unresponsive: undefined,
+      pinging: false,
       insufficientScope: undefined
     }))
     const configErrors: ReadonlyArray<McpConfigError> = options.servers.errors
@@ -454,6 +470,8 @@ export const make = (options: Options) =>
           // Our own progress tokens are unknown to the SDK, which says so here; that is expected.
           if (error.message.startsWith("Received a progress notification")) return
           if (connection.entry.config.type !== "stdio" && isConnectionLost(error)) {
+            // The SDK reports a failed send here before the ping rejects: say what broke, for the calls.
+            if (connection.pinging && connection.client === client) connection.unresponsive = pingFailed(error)
             onConnectionLost(connection, client, messageOf(error))
             // Closing rejects every pending request now instead of leaving it to a timeout.
             void client.close().catch(() => undefined)
@@ -478,23 +496,31 @@ export const make = (options: Options) =>
     /**
      * Pings an HTTP/SSE server while calls are in flight. The transport cannot tell a frozen server (a
      * stopped process, a dropped network) from a slow call; an unanswered ping can. A server answering
-     * the ping with an error is alive.
+     * the ping with an error is alive, and so is one whose proxy answers with an HTTP error status (429,
+     * 502): the calls go on. Only a ping left unanswered or a broken connection gives up on it.
      */
     const heartbeat = (connection: Connection, client: Client): Effect.Effect<void> =>
       Effect.gen(function*() {
         while (connection.client === client && !closing) {
           yield* Effect.sleep(Duration.millis(heartbeatPolicy.intervalMs))
           if (connection.client !== client || connection.progress.size === 0) continue
+          connection.pinging = true
           const answer = yield* Effect.tryPromise((signal) =>
             client.ping({ signal, timeout: heartbeatPolicy.timeoutMs })
-          ).pipe(Effect.either)
+          ).pipe(Effect.either, Effect.ensuring(Effect.sync(() => {
+            connection.pinging = false
+          })))
           if (answer._tag === "Right") continue
           const error = answer.left.error
-          if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout) continue
+          const unanswered = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+          // An HTTP error status (429, 502 from a proxy) or a JSON-RPC error is an answer.
+          if (!unanswered && !isConnectionLost(error)) continue
           if (connection.client !== client) return
-          const reason = `it did not answer a ping within ${heartbeatPolicy.timeoutMs} ms`
+          const reason = unanswered
+            ? `it did not answer a ping within ${heartbeatPolicy.timeoutMs} ms`
+            : pingFailed(error)
           connection.unresponsive = reason
-          onConnectionLost(connection, client, `${reason} (frozen or unreachable)`)
+          onConnectionLost(connection, client, unanswered ? `${reason} (frozen or unreachable)` : reason)
           // Closing rejects the calls in flight now.
           yield* Effect.promise(() => client.close().catch(() => undefined))
         }

@@ -152,6 +152,38 @@ describe("McpClientManager over streamable HTTP", () => {
       assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
     }))
 
+  it.scopedLive("a ping answered with HTTP 429 or 502 means the server is alive: the call runs to its end", () =>
+    Effect.gen(function*() {
+      for (const status of ["429", "502"]) {
+        const { port } = yield* startScripted("http", 0, ["--ping", status])
+        const { call, manager } = yield* runtimeFor(
+          { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+          { heartbeat: { intervalMs: 200, timeoutMs: 700 } }
+        )
+        const done = yield* call("mcp__web__sleep-silently", { ms: 1_500 })
+        assert.strictEqual(done.text, "slept 1500 ms silently")
+        assert.strictEqual(manager.servers()[0].state, "connected")
+      }
+    }))
+
+  it.scopedLive("a ping whose connection breaks fails the call with what happened", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http", 0, ["--ping", "drop"])
+      const { call, manager } = yield* runtimeFor(
+        { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+        { heartbeat: { intervalMs: 200, timeoutMs: 700 }, reconnect: { maxAttempts: 0, initialDelayMs: 50 } }
+      )
+      const failed = yield* call("mcp__web__sleep-silently", { ms: 600_000 })
+      assert.isTrue(failed.result.is_error)
+      assert.strictEqual(
+        failed.text,
+        `<tool_use_error>MCP server "web" stopped answering while mcp__web__sleep-silently was running: its ` +
+          `connection broke during a ping: fetch failed. toolwright is reconnecting to it; try again shortly, or ` +
+          `check the server (toolwright mcp get web).</tool_use_error>`
+      )
+      assert.strictEqual(manager.servers()[0].error, "connection lost: fetch failed")
+    }))
+
   it.scopedLive("a stale session (HTTP 404) is re-initialised and the call is sent again", () =>
     Effect.gen(function*() {
       const { port } = yield* startScripted("http")
