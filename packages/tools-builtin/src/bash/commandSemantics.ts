@@ -968,12 +968,173 @@ const addCommand = (
 /** Builtins that set variables from their arguments or input. */
 const VARIABLE_SETTERS = new Set(["read", "mapfile", "readarray", "getopts", "let", "local", "typeset"])
 
+/** sed's commands that need no argument, or only an optional number (`q5`, `l 70`). */
+const SED_PLAIN = new Set("=dDgGhHlLnNpPqQxzF".split(""))
+
+/**
+ * Whether a sed script may touch what its path arguments do not show: the `w`, `W`, `r`, `R` and `e` commands
+ * or the `s` command's `w` and `e` flags (a file written or read, a command run). A scan, not a parser: what it
+ * cannot follow counts as touching, so an odd script asks rather than passes.
+ */
+export const sedScriptEscapes = (script: string): boolean => {
+  let i = 0
+  const n = script.length
+  const toLineEnd = () => {
+    while (i < n && script[i] !== "\n") i += script[i] === "\\" ? 2 : 1
+  }
+  /** Skips a delimited part (`/re/`, the parts of `s` and `y`); false when it does not end. */
+  const delimited = (delimiter: string): boolean => {
+    while (i < n && script[i] !== delimiter) {
+      if (script[i] === "\\") i++
+      i++
+    }
+    if (i >= n) return false
+    i++
+    return true
+  }
+  const address = (): boolean => {
+    const c = script[i]
+    if (c === "/" || c === "\\") {
+      if (c === "\\") i++
+      const delimiter = script[i]
+      if (delimiter === undefined || delimiter === "\n") return false
+      i++
+      if (!delimited(delimiter)) return false
+      while (script[i] === "I" || script[i] === "M") i++
+      return true
+    }
+    if (c === "$") {
+      i++
+      return true
+    }
+    if (c !== undefined && /[0-9+~]/.test(c)) {
+      i++
+      while (i < n && /[0-9~]/.test(script[i]!)) i++
+      return true
+    }
+    return true
+  }
+  while (i < n) {
+    const c = script[i]!
+    if (/[\s;{}!]/.test(c)) {
+      i++
+      continue
+    }
+    if (c === "#") {
+      toLineEnd()
+      continue
+    }
+    const start = i
+    if (!address()) return true
+    while (script[i] === " " || script[i] === "\t") i++
+    if (script[i] === ",") {
+      i++
+      while (script[i] === " " || script[i] === "\t") i++
+      if (!address()) return true
+    }
+    while (script[i] === " " || script[i] === "\t" || script[i] === "!") i++
+    const command = script[i]
+    if (command === undefined) return i !== start
+    i++
+    if (/[{};\n]/.test(command)) continue
+    if (SED_PLAIN.has(command)) {
+      while (i < n && /[ \t0-9]/.test(script[i]!)) i++
+      continue
+    }
+    switch (command) {
+      case "s": {
+        const delimiter = script[i++]
+        if (delimiter === undefined || delimiter === "\n" || delimiter === "\\") return true
+        if (!delimited(delimiter) || !delimited(delimiter)) return true
+        while (i < n && /[gpiImM0-9]/.test(script[i]!)) i++
+        if (script[i] === "w" || script[i] === "e") return true
+        continue
+      }
+      case "y": {
+        const delimiter = script[i++]
+        if (delimiter === undefined || delimiter === "\n" || delimiter === "\\") return true
+        if (!delimited(delimiter) || !delimited(delimiter)) return true
+        continue
+      }
+      case "a":
+      case "i":
+      case "c":
+        // Text up to the end of the line (a backslash continues it).
+        toLineEnd()
+        continue
+      case ":":
+      case "b":
+      case "t":
+      case "T":
+      case "v":
+        while (i < n && script[i] !== ";" && script[i] !== "\n") i++
+        continue
+      default:
+        // w, W, r, R, e, and anything this scan does not know.
+        return true
+    }
+  }
+  return false
+}
+
+/** Why a sed command may do more than its path arguments show, if it may: see `sedScriptEscapes`. */
+const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
+  const syntax = PATH_SYNTAX.get("sed")!
+  const scripts: Array<Word> = []
+  let scriptFile = false
+  let operand: Word | undefined
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!
+    const text = word.value ?? word.source
+    if (text === "--") {
+      operand ??= words[i + 1]
+      break
+    }
+    if (!text.startsWith("-") || text === "-") {
+      operand ??= word
+      continue
+    }
+    if (text.startsWith("--")) {
+      const eq = text.indexOf("=")
+      const option = longOption("sed", syntax, eq === -1 ? text : text.slice(0, eq))
+      const value = eq === -1 ? undefined : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
+      if (option === "--expression") scripts.push(value ?? words[++i] ?? word)
+      else if (option === "--file") scriptFile = true
+      else if (option === "--line-length" && value === undefined) i++
+      continue
+    }
+    for (let j = 1; j < text.length; j++) {
+      const option = text[j]
+      if (option === "i") break
+      if (option !== "e" && option !== "f" && option !== "l") continue
+      const rest = text.slice(j + 1)
+      const value = rest === "" ? words[++i] : { value: word.value === undefined ? undefined : rest, source: rest }
+      if (option === "e" && value !== undefined) scripts.push(value)
+      if (option === "f") scriptFile = true
+      break
+    }
+  }
+  if (scriptFile) return "sed -f runs a script file the analysis cannot see into"
+  if (scripts.length === 0 && operand !== undefined) scripts.push(operand)
+  if (scripts.some((script) => script.value === undefined)) {
+    return "sed's script is built from a value the analysis cannot know"
+  }
+  return scripts.some((script) => sedScriptEscapes(script.value!))
+    ? "sed's script may write or read files or run commands (w, W, r, R, e, or the s command's w and e flags), " +
+      "which the analysis does not follow"
+    : undefined
+}
+
 /** The paths a command's arguments name; records where a `cd` takes the shell, and marks what cannot be checked. */
 const pathArguments = (name: string, stripped: Stripped, collector: Collector): ReadonlyArray<PathArgument> => {
   const isCd = name === "cd" || name === "pushd"
   if (!isCd && !PATH_SYNTAX.has(name) && name !== "find" && name !== "dd") return []
   if (stripped.wrappers.includes("xargs")) {
     markOpaque(collector, `xargs gives ${name} paths the analysis cannot see`)
+  }
+  if (name === "sed") {
+    const risk = sedRisk(stripped.words)
+    if (risk !== undefined) markOpaque(collector, risk)
   }
   const words = pathWords(name, stripped.words)
   const paths: Array<PathArgument> = []

@@ -335,6 +335,29 @@ describe("Bash under permission rules", () => {
         assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["secrets"])
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("Bash(sed:*) does not cover a sed script that writes files or runs commands", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, ".git"))
+        fs.writeFileSync(path.join(dir, ".git", "config"), "[core]\n")
+        fs.writeFileSync(path.join(dir, "f"), "a\n")
+        const context = ruled(dir, { allow: ["Bash(sed:*)"] })
+        const reason = "sed's script may write or read files or run commands (w, W, r, R, e, or the s command's w " +
+          "and e flags), which the analysis does not follow."
+        for (const command of ["sed -n 'w .git/config' f", "sed '1e touch pwned' f"]) {
+          assert.strictEqual(
+            question((yield* call("Bash", { command }, context)).text),
+            `Bash with command ${command} needs permission: ${reason}`
+          )
+        }
+        assert.strictEqual(fs.readFileSync(path.join(dir, ".git", "config"), "utf8"), "[core]\n")
+        assert.isFalse(fs.existsSync(path.join(dir, "pwned")))
+        assert.strictEqual((yield* call("Bash", { command: "sed -n 's/a/b/p' f" }, context)).text, "b")
+        const edited = yield* call("Bash", { command: "sed -i 's/a/c/g' f" }, context)
+        assert.strictEqual(edited.text, "(Bash completed with no output)")
+        assert.strictEqual(fs.readFileSync(path.join(dir, "f"), "utf8"), "c\n")
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("a tree too big to walk asks while path rules exist; without them it is never walked", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

@@ -129,6 +129,44 @@ describe("commandSemantics", () => {
     assert.deepStrictEqual(await specifiers("\\rm -rf x"), ["rm -rf x"])
   })
 
+  it("a sed script that writes or reads files or runs commands makes the line opaque", async () => {
+    const escapes = "sed's script may write or read files or run commands (w, W, r, R, e, or the s command's w and " +
+      "e flags), which the analysis does not follow"
+    const opaque: Record<string, string> = {
+      "sed -n 'w .git/config' f": escapes,
+      "sed '1e touch /tmp/pwn' f": escapes,
+      "sed 's/a/b/w out' f": escapes,
+      "sed -n 's/a/b/gpe' f": escapes,
+      "sed -e p -e '$W log' f": escapes,
+      "sed --expression='/x/r secrets/key' f": escapes,
+      "sed --expr '1R /etc/shadow' f": escapes,
+      "sed -ne '2,/end/ { s|a|b|; w x' -e '}' f": escapes,
+      "sed -i.bak '1!G;h;$!d;e date' f": escapes,
+      "sed 's/a/b' f": escapes,
+      "timeout 5 sed -- 'w x' f": escapes,
+      "sed -f script.sed f": "sed -f runs a script file the analysis cannot see into",
+      "sed --file=script.sed f": "sed -f runs a script file the analysis cannot see into",
+      "sed \"$SCRIPT\" f": "sed's script is built from a value the analysis cannot know",
+      "sed -e\"$S\" f": "sed's script is built from a value the analysis cannot know"
+    }
+    for (const [command, reason] of Object.entries(opaque)) {
+      assert.strictEqual((await analyze(command)).opaque, reason, command)
+    }
+    const plain = [
+      "sed -n 's/a/b/p' f",
+      "sed -i 's/x/y/g' f",
+      "sed '1,5d' f",
+      "sed -E 's/(w)e/\\1/gI; /^#/d; $a end w x' f",
+      "sed -n '/start/,/stop/{p;q}' f",
+      "sed 'y/abc/xyz/;:top;s/we//;t top' f",
+      "sed -e '1i header' -e '10q' f",
+      "sed -l 70 -n l f",
+      "sed --quiet -s -z '0~3p' f"
+    ]
+    for (const command of plain) assert.isUndefined((await analyze(command)).opaque, command)
+    assert.deepStrictEqual((await analyze("sed -i 's/x/y/g' f")).commands[0]!.paths, [{ path: "f", access: "write" }])
+  })
+
   it("sees the command a line continuation, a runner wrapper or coproc hides", async () => {
     assert.deepStrictEqual(await specifiers("r\\\nm -rf x"), ["rm -rf x"])
     assert.deepStrictEqual(await specifiers("echo a\\\\\nrm -rf x"), ["echo 'a\\'", "rm -rf x"])
