@@ -413,6 +413,8 @@ interface PathSyntax {
   readonly recursive?: ReadonlySet<string>
   /** Every operand but the destination (the last, or all with `-t`) goes whole with its tree (`mv`). */
   readonly movesSources?: true
+  /** Options that make every operand written (`install -d`). */
+  readonly writesAll?: ReadonlySet<string>
 }
 
 const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(" "))
@@ -569,6 +571,13 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
     recursive: wordSet("-r -R --recursive -a --archive")
   },
   ln: { access: "read", values: wordSet("-S --suffix"), pathValues: TARGET_DIRECTORY, lastWrites: true },
+  install: {
+    access: "read",
+    values: wordSet("-m -o -g -S --mode --owner --group --suffix --strip-program"),
+    pathValues: TARGET_DIRECTORY,
+    lastWrites: true,
+    writesAll: wordSet("-d --directory")
+  },
   tee: WRITES,
   truncate: { access: "write", values: wordSet("-s --size"), pathValues: { "-r": "read", "--reference": "read" } },
   sed: {
@@ -596,7 +605,8 @@ const longOption = (name: string, syntax: PathSyntax, written: string): string =
   if (known === undefined) {
     const all = [
       ...(syntax.values ?? []), ...Object.keys(syntax.pathValues ?? {}), ...Object.keys(syntax.pairs ?? {}),
-      ...(syntax.program ?? []), ...(syntax.recursive ?? []), ...(name === "sed" ? ["--in-place"] : [])
+      ...(syntax.program ?? []), ...(syntax.recursive ?? []), ...(syntax.writesAll ?? []),
+      ...(name === "sed" ? ["--in-place"] : [])
     ]
     known = [...new Set(all.filter((option) => option.startsWith("--")))]
     LONG_OPTIONS.set(name, known)
@@ -613,6 +623,7 @@ type PathWord = readonly [Word, Access, recursive?: boolean]
 const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> => {
   if (name === "find") return findPaths(words)
   if (name === "dd") return ddPaths(words)
+  if (name === "tar") return tarPaths(words)
   const syntax = PATH_SYNTAX.get(name)
   if (syntax === undefined) return []
   const out: Array<PathWord> = []
@@ -644,7 +655,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     if (text.startsWith("--")) {
       const eq = text.indexOf("=")
       const option = longOption(name, syntax, eq === -1 ? text : text.slice(0, eq))
-      if (option === "--in-place") inPlace = true
+      if (option === "--in-place" || syntax.writesAll?.has(option)) inPlace = true
       if (syntax.recursive?.has(option)) recursive = true
       if (syntax.pairs !== undefined && option in syntax.pairs) {
         const access = syntax.pairs[option]
@@ -667,6 +678,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
         break
       }
       if (syntax.recursive?.has(option)) recursive = true
+      if (syntax.writesAll?.has(option)) inPlace = true
       if (syntax.values?.has(option) || syntax.pathValues?.[option] !== undefined) {
         const rest = text.slice(j + 1)
         takeValue(option, rest === "" ? words[++i] : { value: rest, source: rest })
@@ -731,6 +743,65 @@ const ddPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   }
   return out
 }
+
+/** tar's short options that take a value: the next word, or the rest of a `-` cluster. */
+const TAR_VALUES = new Set("bCfFgHIKLNTVX".split(""))
+
+/**
+ * The directories tar's `-C`/`--directory` name: with `-x`/`--extract` (also old style, `tar xf a.tar -C d`)
+ * written whole, since the archive may hold anything; read otherwise.
+ */
+const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+  let extract = false
+  const directories: Array<Word> = []
+  const option = (letter: string, value: () => Word | undefined) => {
+    if (letter === "x") extract = true
+    if (!TAR_VALUES.has(letter)) return false
+    const word = value()
+    if (letter === "C" && word !== undefined) directories.push(word)
+    return true
+  }
+  let i = 1
+  const first = words[1]?.value
+  // Old style: the first word's letters are options, and those taking values take the next words in order.
+  if (first !== undefined && !first.startsWith("-")) {
+    i = 2
+    for (const letter of first) option(letter, () => words[i++])
+  }
+  for (; i < words.length; i++) {
+    const word = words[i]!
+    const text = word.value ?? word.source
+    if (text === "--") break
+    if (!text.startsWith("-") || text === "-") continue
+    if (text.startsWith("--")) {
+      const eq = text.indexOf("=")
+      const name = eq === -1 ? text : text.slice(0, eq)
+      // GNU tar takes unambiguous prefixes: `--ext` is `--extract`, `--dir` `--directory`.
+      if (name.length >= 5 && "--extract".startsWith(name)) extract = true
+      if (name.length >= 5 && "--directory".startsWith(name)) {
+        const value = eq === -1 ? words[++i] : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
+        if (value !== undefined) directories.push(value)
+      }
+      continue
+    }
+    for (let j = 1; j < text.length; j++) {
+      const rest = text.slice(j + 1)
+      const takes = option(text[j]!, () =>
+        rest === "" ? words[++i] : { value: word.value === undefined ? undefined : rest, source: rest })
+      if (takes) break
+    }
+  }
+  return directories.map((directory): PathWord => extract ? [directory, "write", true] : [directory, "read"])
+}
+
+/** tar's options that run another program (`--to-command`, `-I`/`--use-compress-program`, `-F`, …). */
+const tarRunsPrograms = (words: ReadonlyArray<Word>): boolean =>
+  words.slice(1).some((word, index) => {
+    const text = word.value ?? word.source
+    if (/^--(to-c|use|checkpoint-a|info|new-v|rsh|rmt)/.test(text)) return true
+    // -I and -F in a cluster, or in the old-style first word.
+    return (/^-[^-]/.test(text) || (index === 0 && !text.startsWith("-"))) && /^-?[A-Za-z]*[IF]/.test(text)
+  })
 
 /** A word bash expands: the static text before the first expansion, and the rest as a glob when it is only one. */
 interface Shape {
@@ -1128,7 +1199,11 @@ const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
 /** The paths a command's arguments name; records where a `cd` takes the shell, and marks what cannot be checked. */
 const pathArguments = (name: string, stripped: Stripped, collector: Collector): ReadonlyArray<PathArgument> => {
   const isCd = name === "cd" || name === "pushd"
-  if (!isCd && !PATH_SYNTAX.has(name) && name !== "find" && name !== "dd") return []
+  if (!isCd && !PATH_SYNTAX.has(name) && name !== "find" && name !== "dd" && name !== "tar") return []
+  if (name === "tar" && tarRunsPrograms(stripped.words)) markOpaque(collector, "tar runs another program")
+  if (name === "install" && stripped.words.some((word) => (word.value ?? word.source).startsWith("--strip-"))) {
+    markOpaque(collector, "install --strip-program runs another program")
+  }
   if (stripped.wrappers.includes("xargs")) {
     markOpaque(collector, `xargs gives ${name} paths the analysis cannot see`)
   }

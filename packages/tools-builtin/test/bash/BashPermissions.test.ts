@@ -378,6 +378,38 @@ describe("Bash under permission rules", () => {
         assert.isFalse(fs.existsSync(big))
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("install writes its destination and tar -x its -C directory, as the rules see them", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, ".git", "hooks"), { recursive: true })
+        fs.mkdirSync(path.join(dir, "secrets"))
+        fs.writeFileSync(path.join(dir, "secrets", "key"), "k\n")
+        fs.writeFileSync(path.join(dir, "hook"), "#!/bin/sh\n")
+        const context = ruled(dir, { allow: ["Bash(install:*)", "Bash(tar:*)"], deny: ["Edit(./secrets/**)"] })
+        const hook = path.join(dir, ".git", "hooks", "post-checkout")
+        const installs = [["install -m 755 hook .git/hooks/post-checkout", hook], [
+          "install -Dt .git/hooks hook",
+          path.dirname(hook)
+        ]] as const
+        for (const [command, file] of installs) {
+          assert.strictEqual(question((yield* call("Bash", { command }, context)).text), protectedWrite(file), command)
+        }
+        assert.isFalse(fs.existsSync(hook))
+        assert.strictEqual(
+          (yield* call("Bash", { command: "tar -cf a.tar hook && tar -xf a.tar -C secrets" }, context)).text,
+          "Permission to use Bash with command tar -cf a.tar hook && tar -xf a.tar -C secrets has been denied."
+        )
+        // `.` holds secrets too (denied, as above); without that rule, its .git asks.
+        const here = "tar -cf a.tar hook && tar -xf a.tar -C ."
+        const plain = ruled(dir, { allow: ["Bash(tar:*)"] })
+        const asked = question((yield* call("Bash", { command: here }, plain)).text)
+        assert.strictEqual(asked, protectedWrite(path.join(dir, ".git")))
+        fs.mkdirSync(path.join(dir, "out"))
+        const extracted = yield* call("Bash", { command: "tar -cf a.tar hook && tar -xf a.tar -C out" }, context)
+        assert.strictEqual(extracted.text, "(Bash completed with no output)")
+        assert.strictEqual(fs.readFileSync(path.join(dir, "out", "hook"), "utf8"), "#!/bin/sh\n")
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("writing the whole home directory or / asks for the shell's start-up files (decided, never run)", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

@@ -129,7 +129,7 @@ describe("commandSemantics", () => {
     assert.deepStrictEqual(await specifiers("\\rm -rf x"), ["rm -rf x"])
   })
 
-  it("a sed script that writes or reads files or runs commands makes the line opaque", async () => {
+  it("a sed script, tar or install that reads or writes files or runs commands out of sight is opaque", async () => {
     const escapes = "sed's script may write or read files or run commands (w, W, r, R, e, or the s command's w and " +
       "e flags), which the analysis does not follow"
     const opaque: Record<string, string> = {
@@ -145,6 +145,10 @@ describe("commandSemantics", () => {
       "sed 's/a/b' f": escapes,
       "timeout 5 sed -- 'w x' f": escapes,
       "sed -f script.sed f": "sed -f runs a script file the analysis cannot see into",
+      "tar -xf a.tar --to-command='sh -c x'": "tar runs another program",
+      "tar -I 'sh -c x' -xf a.tar": "tar runs another program",
+      "tar xIf prog a.tar": "tar runs another program",
+      "install --strip-program=./evil -s a b": "install --strip-program runs another program",
       "sed --file=script.sed f": "sed -f runs a script file the analysis cannot see into",
       "sed \"$SCRIPT\" f": "sed's script is built from a value the analysis cannot know",
       "sed -e\"$S\" f": "sed's script is built from a value the analysis cannot know"
@@ -163,7 +167,9 @@ describe("commandSemantics", () => {
       "sed -l 70 -n l f",
       "sed --quiet -s -z '0~3p' f"
     ]
-    for (const command of plain) assert.isUndefined((await analyze(command)).opaque, command)
+    for (const command of [...plain, "tar -xzvf a.tgz -C out", "install -s a b"]) {
+      assert.isUndefined((await analyze(command)).opaque, command)
+    }
     assert.deepStrictEqual((await analyze("sed -i 's/x/y/g' f")).commands[0]!.paths, [{ path: "f", access: "write" }])
   })
 
@@ -233,6 +239,17 @@ describe("commandSemantics", () => {
       "cp -t dest a": ["write dest", "read a"],
       "cp a b": ["read a", "write b"],
       "cp -aT a b && cp --arch -t d c": ["read a tree", "write b", "write d", "read c tree"],
+      "install -m 755 build/app /usr/local/bin/app": ["read build/app", "write /usr/local/bin/app"],
+      "install -D -o me a b c": ["read a", "read b", "write c"],
+      "install -Dt ~/bin a && install --target=d b": ["write ~/bin", "read a", "write d", "read b"],
+      "install -d x y && install --dir -m 700 z": ["write x", "write y", "write z"],
+      "tar -xzf a.tgz -C out": ["write out tree"],
+      "tar xf a.tar -C out && tar xfC a.tar out2": ["write out tree", "write out2 tree"],
+      "tar -C out -x -f a.tar && tar --extract --file=a.tar --directory=o2 && tar --ext -f a --dir o3": [
+        "write out tree", "write o2 tree", "write o3 tree"
+      ],
+      "tar -xf a.tar": [],
+      "tar -czf a.tgz -C src .": ["read src"],
       "mv a b": ["write a tree", "write b"],
       "mv -t dest a b": ["write dest", "write a tree", "write b tree"],
       "chmod -x run.sh": ["write run.sh"],
