@@ -36,7 +36,8 @@ export interface PathArgument {
   readonly pattern?: string
   /**
    * The command takes everything under the path when it is a directory: with access write (`rm -r`, `chmod -R`,
-   * `mv`'s sources, `find … -delete`'s start paths) it also writes the protected entries inside it; with read,
+   * `mv`'s sources, `find … -delete`'s start paths, `cp -r`'s destination, `tar -x`'s directory) it also writes
+   * the protected entries inside it; with read,
    * it reads the whole tree (`cp -r`'s sources).
    */
   readonly recursive?: true
@@ -630,6 +631,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   const operands: Array<Word> = []
   let programGiven = false
   let targetGiven = false
+  const targets: Array<number> = []
   let inPlace = false
   let recursive = false
   let options = true
@@ -637,8 +639,11 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     if (syntax.program?.has(option)) programGiven = true
     const access = syntax.pathValues?.[option]
     if (access === undefined || value === undefined) return
+    if (option === "-t" || option === "--target-directory") {
+      targetGiven = true
+      targets.push(out.length)
+    }
     out.push([value, access])
-    if (option === "-t" || option === "--target-directory") targetGiven = true
   }
   for (let i = 1; i < words.length; i++) {
     const word = words[i]!
@@ -693,12 +698,13 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     if (paths[0] !== undefined) out.push([paths[0], access])
     return out
   }
+  // `cp -r src dst` reads src's whole tree and may write anything it holds anywhere under dst (`cp -r evil/. .`,
+  // `cp -rT sub .`, `cp -r sub/.git .` replace ./.git), so dst, or the `-t` directory, is written whole.
+  if (recursive) for (const index of targets) out[index] = [out[index]![0], out[index]![1], true]
   paths.forEach((word, index) => {
     const last = !targetGiven && paths.length > 1 && index === paths.length - 1
     const written = syntax.lastWrites === true && last
-    // `cp -r src dst` reads src's whole tree; dst is written as the one operand it is.
-    const whole = (recursive && !written) ||
-      (syntax.movesSources === true && (targetGiven || index < paths.length - 1))
+    const whole = recursive || (syntax.movesSources === true && (targetGiven || index < paths.length - 1))
     out.push([word, written ? "write" : access, whole])
   })
   return out
@@ -749,7 +755,8 @@ const TAR_VALUES = new Set("bCfFgHIKLNTVX".split(""))
 
 /**
  * The directories tar's `-C`/`--directory` name: with `-x`/`--extract` (also old style, `tar xf a.tar -C d`)
- * written whole, since the archive may hold anything; read otherwise.
+ * written whole, since the archive may hold anything; read otherwise. Extracting without one writes the
+ * working directory whole (`tar -xf a.tar` may hold `.git/hooks/…`).
  */
 const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   let extract = false
@@ -777,7 +784,7 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       const eq = text.indexOf("=")
       const name = eq === -1 ? text : text.slice(0, eq)
       // GNU tar takes unambiguous prefixes: `--ext` is `--extract`, `--dir` `--directory`.
-      if (name.length >= 5 && "--extract".startsWith(name)) extract = true
+      if ((name.length >= 5 && "--extract".startsWith(name)) || name === "--get") extract = true
       if (name.length >= 5 && "--directory".startsWith(name)) {
         const value = eq === -1 ? words[++i] : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
         if (value !== undefined) directories.push(value)
@@ -791,6 +798,7 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       if (takes) break
     }
   }
+  if (extract && directories.length === 0) return [[{ value: ".", source: "." }, "write", true]]
   return directories.map((directory): PathWord => extract ? [directory, "write", true] : [directory, "read"])
 }
 

@@ -318,7 +318,7 @@ describe("Bash under permission rules", () => {
         const copied = yield* call("Bash", { command: "cp -r secrets copy1" }, edit)
         assert.strictEqual(copied.text, "(Bash completed with no output)")
         const read = ruled(dir, { allow, deny: ["Read(./secrets/**)"] })
-        for (const command of ["cp -r secrets copy2", "cp -a . ../elsewhere", "cp -Rt /tmp secrets", "rm -rf secrets"]) {
+        for (const command of ["cp -r secrets copy2", "cp -a . ../elsewhere", "cp -Rt copy4 secrets", "rm -rf secrets"]) {
           assert.strictEqual((yield* call("Bash", { command }, read)).text, denied(command), command)
         }
         assert.isFalse(fs.existsSync(path.join(dir, "copy2")))
@@ -408,6 +408,45 @@ describe("Bash under permission rules", () => {
         const extracted = yield* call("Bash", { command: "tar -cf a.tar hook && tar -xf a.tar -C out" }, context)
         assert.strictEqual(extracted.text, "(Bash completed with no output)")
         assert.strictEqual(fs.readFileSync(path.join(dir, "out", "hook"), "utf8"), "#!/bin/sh\n")
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("cp -r writes its destination whole and tar -x without -C the working directory", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, ".git", "hooks"), { recursive: true })
+        fs.mkdirSync(path.join(dir, "evil", ".git", "hooks"), { recursive: true })
+        fs.writeFileSync(path.join(dir, "evil", ".git", "hooks", "post-checkout"), "#!/bin/sh\ntouch pwned\n")
+        fs.mkdirSync(path.join(dir, "sub", ".claude"), { recursive: true })
+        fs.writeFileSync(path.join(dir, "sub", ".claude", "settings.json"), "{}\n")
+        fs.mkdirSync(path.join(dir, "src"))
+        fs.writeFileSync(path.join(dir, "src", "a.ts"), "a\n")
+        fs.writeFileSync(path.join(dir, "hook"), "#!/bin/sh\n")
+        const context = ruled(dir, { allow: ["Bash(cp:*)", "Bash(tar:*)"] })
+        const git = path.join(dir, ".git")
+        const archived = yield* call("Bash", { command: "tar -cf a.tar hook" }, context)
+        assert.strictEqual(archived.text, "(Bash completed with no output)")
+        const asks = [
+          "cp -r evil/. .",
+          "cp -rT evil .",
+          "cp -r sub/.claude .",
+          "cp -at . evil/.git",
+          "tar -xf a.tar",
+          "tar xf a.tar",
+          "tar --extract --file=a.tar"
+        ]
+        for (const command of asks) {
+          assert.strictEqual(question((yield* call("Bash", { command }, context)).text), protectedWrite(git), command)
+        }
+        assert.deepStrictEqual(fs.readdirSync(path.join(git, "hooks")), [])
+        assert.isFalse(fs.existsSync(path.join(dir, ".claude")))
+        fs.mkdirSync(path.join(dir, "out"))
+        for (const command of ["cp -r src build", "cp -r src out", "tar -xf a.tar -C out"]) {
+          assert.strictEqual((yield* call("Bash", { command }, context)).text, "(Bash completed with no output)", command)
+        }
+        assert.strictEqual(fs.readFileSync(path.join(dir, "build", "a.ts"), "utf8"), "a\n")
+        assert.strictEqual(fs.readFileSync(path.join(dir, "out", "src", "a.ts"), "utf8"), "a\n")
+        assert.strictEqual(fs.readFileSync(path.join(dir, "out", "hook"), "utf8"), "#!/bin/sh\n")
+        assert.strictEqual((yield* call("Bash", { command: "tar -tf a.tar" }, context)).text, "hook")
       }).pipe(Effect.provide(runtimeLayer())))
 
     it.scopedLive("writing the whole home directory or / asks for the shell's start-up files (decided, never run)", () =>

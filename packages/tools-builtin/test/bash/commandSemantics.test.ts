@@ -235,10 +235,14 @@ describe("commandSemantics", () => {
       "find -L . -type f": ["read ."],
       "sed -i.bak 's/a/b/' f": ["write f"],
       "sed -n -e p f": ["read f"],
-      "cp -r a b dest": ["read a tree", "read b tree", "write dest"],
+      "cp -r a b dest": ["read a tree", "read b tree", "write dest tree"],
+      "cp -r evil/. . && cp -rT sub . && cp -R sub/.claude .": [
+        "read evil/. tree", "write . tree", "read sub tree", "write . tree", "read sub/.claude tree", "write . tree"
+      ],
+      "cp -t dest -r a": ["write dest tree", "read a tree"],
       "cp -t dest a": ["write dest", "read a"],
       "cp a b": ["read a", "write b"],
-      "cp -aT a b && cp --arch -t d c": ["read a tree", "write b", "write d", "read c tree"],
+      "cp -aT a b && cp --arch -t d c": ["read a tree", "write b tree", "write d tree", "read c tree"],
       "install -m 755 build/app /usr/local/bin/app": ["read build/app", "write /usr/local/bin/app"],
       "install -D -o me a b c": ["read a", "read b", "write c"],
       "install -Dt ~/bin a && install --target=d b": ["write ~/bin", "read a", "write d", "read b"],
@@ -248,7 +252,10 @@ describe("commandSemantics", () => {
       "tar -C out -x -f a.tar && tar --extract --file=a.tar --directory=o2 && tar --ext -f a --dir o3": [
         "write out tree", "write o2 tree", "write o3 tree"
       ],
-      "tar -xf a.tar": [],
+      "tar -xf a.tar && tar xf a.tar && tar --extract -f a.tar && tar --get -f a.tar": [
+        "write . tree", "write . tree", "write . tree", "write . tree"
+      ],
+      "tar -tf a.tar && tar tvf a.tar": [],
       "tar -czf a.tgz -C src .": ["read src"],
       "mv a b": ["write a tree", "write b"],
       "mv -t dest a b": ["write dest", "write a tree", "write b tree"],
@@ -265,6 +272,7 @@ describe("commandSemantics", () => {
       // GNU getopt takes any unambiguous prefix of a long option.
       "rm --recu -f build && chmod --rec 777 x": ["write build tree", "write x tree"],
       "cp --target=dest a && mv --targ dest b": ["write dest", "read a", "write dest", "write b tree"],
+      "cp --recu --target=dest a": ["write dest tree", "read a tree"],
       "sed --in-pl s/a/b/ f": ["write f"],
       "sort --outp=out in": ["write out", "read in"],
       "find -L": ["read ."],
