@@ -266,11 +266,16 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
           context,
           interpretPost
         ).pipe(Effect.map(ToolHooks.combinePost)),
-      postToolUseFailure: (tool, input, error, context, durationMs) =>
+      postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
         runAll(
           "PostToolUseFailure",
           tool,
-          { ...base("PostToolUseFailure", tool, input, context), error, duration_ms: durationMs },
+          {
+            ...base("PostToolUseFailure", tool, input, context),
+            error,
+            is_interrupt: isInterrupt === true,
+            duration_ms: durationMs
+          },
           context,
           interpretPost
         ).pipe(

@@ -40,12 +40,19 @@ export interface Service {
     context: ToolUseContext,
     durationMs: number
   ) => Effect.Effect<PostToolUseOutcome>
+  /**
+   * `isInterrupt` (Claude Code's `is_interrupt`): true when the call ended because it was interrupted while it
+   * ran (the user's abort, or the tool interrupting itself); absent or false for an ordinary failure. On a
+   * user's abort the hooks run in the interruption's finalizer, capped by `ToolRuntime.INTERRUPT_HOOKS_TIMEOUT`,
+   * and what they say reaches nobody (the call has no result of its own). Hooks written without it still fit.
+   */
   readonly postToolUseFailure: (
     tool: Tool.Any,
     input: unknown,
     error: string,
     context: ToolUseContext,
-    durationMs: number
+    durationMs: number,
+    isInterrupt?: boolean
   ) => Effect.Effect<PostToolUseOutcome>
   /**
    * PermissionDenied: the call was denied (by a rule, a mode, the prompter or a hook) and will not run. What
@@ -140,10 +147,10 @@ export const combine = (services: ReadonlyArray<Service>): Service => {
       all("PreToolUse", (s) => s.preToolUse(tool, input, context), combinePre, none),
     postToolUse: (tool, input, response, context, durationMs) =>
       all("PostToolUse", (s) => s.postToolUse(tool, input, response, context, durationMs), combinePost, none),
-    postToolUseFailure: (tool, input, error, context, durationMs) =>
+    postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
       all(
         "PostToolUseFailure",
-        (s) => s.postToolUseFailure(tool, input, error, context, durationMs),
+        (s) => s.postToolUseFailure(tool, input, error, context, durationMs, isInterrupt),
         combinePost,
         none
       ),
@@ -191,9 +198,9 @@ export const fromProgrammatic = (hooks: ReadonlyArray<Programmatic>): Service =>
       matches(tool.name) && hook.postToolUse !== undefined
         ? hook.postToolUse(tool, input, response, context, durationMs)
         : Effect.succeed(none),
-    postToolUseFailure: (tool, input, error, context, durationMs) =>
+    postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
       matches(tool.name) && hook.postToolUseFailure !== undefined
-        ? hook.postToolUseFailure(tool, input, error, context, durationMs)
+        ? hook.postToolUseFailure(tool, input, error, context, durationMs, isInterrupt)
         : Effect.succeed(none),
     permissionDenied: (tool, input, reason, context) =>
       matches(tool.name) && hook.permissionDenied !== undefined

@@ -5,7 +5,7 @@
  * runtime swaps one layer without touching the others.
  */
 import type { FileSystem, Path } from "@effect/platform"
-import { Cause, Clock, Context, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
 import type { RuntimeEvent, ToolResultContent, ToolUseBlock } from "./Message.js"
 import * as Message from "./Message.js"
 import { InputValidator } from "./InputValidator.js"
@@ -43,6 +43,12 @@ export interface Service {
   /** The pool for a model request: registered tools minus those a blanket deny rule removes. */
   readonly pool: (context: ToolUseContext) => ReadonlyArray<Tool.Any>
 }
+
+/**
+ * How long PostToolUseFailure hooks may hold up a call the user interrupted while it ran; past it they are
+ * stopped (command hooks killed) and the interruption goes on.
+ */
+export const INTERRUPT_HOOKS_TIMEOUT: Duration.Duration = Duration.seconds(5)
 
 export class ToolRuntime extends Context.Tag("@toolwright/core/ToolRuntime")<ToolRuntime, Service>() {}
 
@@ -170,9 +176,32 @@ export const make = Effect.gen(function*() {
         const preContext = pre.additionalContext ?? []
 
         const callStartedAt = yield* Clock.currentTimeMillis
+        const interruptedMessage = `${tool.name} was interrupted before it finished.`
         const exit = yield* executor.execute(tool, input, context, (data) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            emit({ _tag: "Progress", toolUseId, toolName: tool.name, data, elapsedMs: now - callStartedAt })))
+            emit({ _tag: "Progress", toolUseId, toolName: tool.name, data, elapsedMs: now - callStartedAt }))).pipe(
+            // Interrupted while it ran: PostToolUseFailure hooks hear it (is_interrupt), bounded, then the call
+            // ends interrupted as before; what the hooks say has no call result left to reach.
+            Effect.onInterrupt(() =>
+              Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                hooks.postToolUseFailure(tool, input, interruptedMessage, context, now - callStartedAt, true)).pipe(
+                  Effect.interruptible,
+                  Effect.timeoutOption(INTERRUPT_HOOKS_TIMEOUT),
+                  Effect.flatMap(Option.match({
+                    onNone: () =>
+                      Effect.logWarning(
+                        `PostToolUseFailure hooks for the interrupted ${tool.name} call were stopped after ${
+                          Duration.format(INTERRUPT_HOOKS_TIMEOUT)
+                        }`
+                      ),
+                    onSome: () => Effect.void
+                  })),
+                  Effect.catchAllCause((cause) =>
+                    Effect.logWarning(`PostToolUseFailure hooks for the interrupted ${tool.name} call failed`, cause)
+                  )
+                )
+            )
+          )
         const callMs = (yield* Clock.currentTimeMillis) - callStartedAt
 
         if (Exit.isSuccess(exit)) {
@@ -182,10 +211,9 @@ export const make = Effect.gen(function*() {
           if (post.block !== undefined) extra.push(`PostToolUse hook blocked: ${post.block.reason}`)
           return results.finish(withContext(content, extra), false)
         }
-        const message = ToolExecutorModule.wasInterrupted(exit)
-          ? `${tool.name} was interrupted before it finished.`
-          : formatCause(exit.cause)
-        const post = yield* hooks.postToolUseFailure(tool, input, message, context, callMs)
+        const interrupted = ToolExecutorModule.wasInterrupted(exit)
+        const message = interrupted ? interruptedMessage : formatCause(exit.cause)
+        const post = yield* hooks.postToolUseFailure(tool, input, message, context, callMs, interrupted)
         const extra = [...preContext, ...(post.additionalContext ?? [])]
         return results.finish(withContext(wrapToolUseError(message), extra), true)
       })

@@ -1,11 +1,21 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Settings } from "../src/index.js"
-import { CommandHooks, PermissionPrompter, Tool, ToolHooks, ToolRegistry, ToolRuntime, ToolUseContext } from "../src/index.js"
+import {
+  CommandHooks,
+  PermissionPrompter,
+  StreamingToolExecutor,
+  Tool,
+  ToolHooks,
+  ToolOrchestration,
+  ToolRegistry,
+  ToolRuntime,
+  ToolUseContext
+} from "../src/index.js"
 
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tw-hooks-")))
 
@@ -261,6 +271,152 @@ describe("CommandHooks in the pipeline", () => {
       assert.deepStrictEqual(yield* denied.permissionDenied!(Echo, {}, "no rule", context), {
         additionalContext: ["heard: no rule"]
       })
+    }))
+})
+
+describe("CommandHooks: PostToolUseFailure on an interrupted call", () => {
+  /** A tool that says when it has started, then sleeps until it is interrupted. */
+  const sleeper = (started: Deferred.Deferred<void>) =>
+    Tool.make({
+      name: "Sleeps",
+      description: "Sleeps",
+      input: Schema.Struct({ seconds: Schema.Number }),
+      isReadOnly: () => true,
+      call: ({ seconds }) =>
+        Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.sleep(`${seconds} seconds`)), Effect.as("woke up"))
+    })
+
+  /** The runtime with these command hooks and a programmatic one recording the flag it was given. */
+  const runtimeWith = (
+    hooks: ReadonlyArray<Settings.CommandHook>,
+    started: Deferred.Deferred<void>,
+    heard: Array<string>
+  ) =>
+    ToolRuntime.layer.pipe(
+      Layer.provide(Layer.mergeAll(
+        ToolRuntime.defaultStages,
+        CommandHooks.layerWithProgrammatic({ hooks }, [{
+          postToolUseFailure: (tool, _input, error, _context, _ms, isInterrupt) =>
+            Effect.as(Effect.sync(() => heard.push(`${tool.name} ${isInterrupt}: ${error}`)), {})
+        }])
+      )),
+      Layer.provide(ToolRegistry.layerTools([sleeper(started), Fails])),
+      Layer.provide(NodeContext.layer)
+    )
+
+  /** Runs Sleeps, interrupts it once it has started; the call's Exit and how long the interruption took. */
+  const interrupted = (hooks: ReadonlyArray<Settings.CommandHook>, heard: Array<string> = []) =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      return yield* Effect.gen(function*() {
+        const rt = yield* ToolRuntime.ToolRuntime
+        const fiber = yield* Effect.fork(
+          rt.execute({ type: "tool_use", id: "t1", name: "Sleeps", input: { seconds: 30 } }, context, () => Effect.void)
+        )
+        yield* Deferred.await(started)
+        const before = Date.now()
+        const exit = yield* Fiber.interrupt(fiber)
+        return { exit, ms: Date.now() - before }
+      }).pipe(Effect.provide(runtimeWith(hooks, started, heard)))
+    })
+
+  const payloadOf = (file: string) => {
+    const { duration_ms, ...rest } = JSON.parse(fs.readFileSync(file, "utf8"))
+    assert.strictEqual(typeof duration_ms, "number")
+    return rest
+  }
+
+  /** Everything a PostToolUseFailure hook reads on stdin but `duration_ms`. */
+  const failurePayload = (
+    toolName: string,
+    toolInput: unknown,
+    toolUseId: string,
+    error: string,
+    isInterrupt: boolean
+  ) => ({
+    session_id: "sess-1",
+    transcript_path: `${context.projectDir}/sess-1.jsonl`,
+    cwd: dir,
+    permission_mode: "default",
+    hook_event_name: "PostToolUseFailure",
+    tool_name: toolName,
+    tool_input: toolInput,
+    tool_use_id: toolUseId,
+    error,
+    is_interrupt: isInterrupt
+  })
+
+  it.live("an interrupted call runs PostToolUseFailure hooks with is_interrupt true, and still ends interrupted", () =>
+    Effect.gen(function*() {
+      const out = path.join(dir, "interrupted.json")
+      const heard: Array<string> = []
+      const { exit } = yield* interrupted([hook("PostToolUseFailure", `cat > ${out}`, "Sleeps")], heard)
+      assert.isTrue(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))
+      assert.deepStrictEqual(
+        payloadOf(out),
+        failurePayload("Sleeps", { seconds: 30 }, "t1", "Sleeps was interrupted before it finished.", true)
+      )
+      assert.deepStrictEqual(heard, ["Sleeps true: Sleeps was interrupted before it finished."])
+    }))
+
+  it.live("an ordinary failure gets is_interrupt false", () =>
+    Effect.gen(function*() {
+      const out = path.join(dir, "failed.json")
+      const heard: Array<string> = []
+      const started = yield* Deferred.make<void>()
+      const result = yield* Effect.flatMap(ToolRuntime.ToolRuntime, (rt) =>
+        rt.execute({ type: "tool_use", id: "t2", name: "Fails", input: {} }, context, () => Effect.void)).pipe(
+          Effect.provide(runtimeWith([hook("PostToolUseFailure", `cat > ${out}`)], started, heard))
+        )
+      assert.deepStrictEqual(result.result, {
+        type: "tool_result",
+        tool_use_id: "t2",
+        content: "<tool_use_error>it broke</tool_use_error>",
+        is_error: true
+      })
+      assert.deepStrictEqual(payloadOf(out), failurePayload("Fails", {}, "t2", "it broke", false))
+      assert.deepStrictEqual(heard, ["Fails false: it broke"])
+    }))
+
+  it.live(`a hook that hangs holds the interruption up at most ${Duration.format(ToolRuntime.INTERRUPT_HOOKS_TIMEOUT)}`, () =>
+    Effect.gen(function*() {
+      const heard: Array<string> = []
+      const { exit, ms } = yield* interrupted([hook("PostToolUseFailure", "sleep 60")], heard)
+      assert.isTrue(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))
+      // The cap is 5 s; the hook's own timeout (600 s) and its sleep (60 s) are far beyond the bound.
+      assert.isAtLeast(ms, 4_000)
+      assert.isBelow(ms, 20_000)
+      assert.deepStrictEqual(heard, ["Sleeps true: Sleeps was interrupted before it finished."])
+    }), 40_000)
+
+  it.live("a user abort in the streaming executor: the hook hears it and the result text is unchanged", () =>
+    Effect.gen(function*() {
+      const out = path.join(dir, "aborted.json")
+      const started = yield* Deferred.make<void>()
+      const layer = ToolOrchestration.layerWith({}).pipe(
+        Layer.provide(runtimeWith([hook("PostToolUseFailure", `cat > ${out}`)], started, []))
+      )
+      const results = yield* Effect.scoped(Effect.gen(function*() {
+        const executor = yield* StreamingToolExecutor.make(context)
+        const reader = yield* Effect.fork(Stream.runCollect(executor.events))
+        yield* executor.addTool({ type: "tool_use", id: "t3", name: "Sleeps", input: { seconds: 30 } })
+        yield* Deferred.await(started)
+        yield* executor.abort
+        yield* executor.end
+        const events = Array.from(yield* Fiber.join(reader))
+        return events.flatMap((event) => event._tag === "ToolResult" ? [event.result] : [])
+      })).pipe(Effect.provide(layer))
+      assert.deepStrictEqual(results, [{
+        type: "tool_result",
+        tool_use_id: "t3",
+        content:
+          "<tool_use_error>Interrupted by user: Sleeps was stopped before it finished, so its work may be incomplete. Wait for the user to tell you how to proceed.</tool_use_error>",
+        is_error: true
+      }])
+      assert.deepStrictEqual(
+        payloadOf(out),
+        failurePayload("Sleeps", { seconds: 30 }, "t3", "Sleeps was interrupted before it finished.", true)
+      )
     }))
 })
 
