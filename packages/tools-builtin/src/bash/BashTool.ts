@@ -434,6 +434,10 @@ export const ruleSubjects = (
         // Writing a whole tree writes the protected entries in it: they are subjects too, so the policy asks.
         const addTree = (target: string) => {
           add({ path: target, access: argument.access, argument: true })
+          // What a copy, move or link puts into a destination directory: `cp x/.bashrc ~` writes ~/.bashrc.
+          if (argument.into !== undefined && isDirectory(target)) {
+            for (const name of argument.into) add({ path: realPath(path.join(target, name)), access: "write", argument: true })
+          }
           if (argument.recursive !== true) return
           if (argument.access === "write") {
             for (const entry of protectedInside(target, cwd)) add({ path: entry, access: "write", argument: true })

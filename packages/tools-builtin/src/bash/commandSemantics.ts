@@ -41,6 +41,12 @@ export interface PathArgument {
    * it reads the whole tree (`cp -r`'s sources).
    */
   readonly recursive?: true
+  /**
+   * The names the command puts inside this path when it is a directory (`cp a/.bashrc ~`, `mv x/.claude .`
+   * create `~/.bashrc`, `./.claude`): the sources' last segments. Whether it is a directory is the rule
+   * subjects' question (they see the disk), so these come along unresolved.
+   */
+  readonly into?: ReadonlyArray<string>
 }
 
 /** One simple command of a line. */
@@ -618,7 +624,7 @@ const longOption = (name: string, syntax: PathSyntax, written: string): string =
 }
 
 /** A path word, what the command does to it, and whether it does that to the whole tree under it. */
-type PathWord = readonly [Word, Access, recursive?: boolean]
+type PathWord = readonly [Word, Access, recursive?: boolean, into?: ReadonlyArray<string> | undefined]
 
 /** The words of a command that are paths, with what it does to each; `find` and `dd` have their own syntax. */
 const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> => {
@@ -701,11 +707,30 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   // `cp -r src dst` reads src's whole tree and may write anything it holds anywhere under dst (`cp -r evil/. .`,
   // `cp -rT sub .`, `cp -r sub/.git .` replace ./.git), so dst, or the `-t` directory, is written whole.
   if (recursive) for (const index of targets) out[index] = [out[index]![0], out[index]![1], true]
+  // What lands inside a destination directory: each source's last segment. A source whose name the analysis
+  // cannot know (a glob, a variable) could be anything, so its destination is then written whole.
+  const moves = (syntax.lastWrites === true || syntax.movesSources === true) && !inPlace
+  const sources = moves ? (targetGiven ? paths : paths.slice(0, -1)) : []
+  const names: Array<string> = []
+  let unknownName = false
+  for (const source of sources) {
+    const name = source.value === undefined || /[*?[{]/.test(source.source) ? undefined : path.posix.basename(source.value)
+    if (name === undefined) unknownName = true
+    else if (name !== "." && name !== ".." && name !== "" && name !== "/") names.push(name)
+  }
+  const into = names.length > 0 ? names : undefined
+  if (moves) {
+    for (const index of targets) {
+      const [word, targetAccess, whole] = out[index]!
+      out[index] = [word, targetAccess, whole === true || unknownName, into]
+    }
+  }
   paths.forEach((word, index) => {
     const last = !targetGiven && paths.length > 1 && index === paths.length - 1
     const written = syntax.lastWrites === true && last
     const whole = recursive || (syntax.movesSources === true && (targetGiven || index < paths.length - 1))
-    out.push([word, written ? "write" : access, whole])
+    const destination = moves && last
+    out.push(destination ? [word, "write", whole || unknownName, into] : [word, written ? "write" : access, whole])
   })
   return out
 }
@@ -760,12 +785,17 @@ const TAR_VALUES = new Set("bCfFgHIKLNTVX".split(""))
  */
 const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   let extract = false
+  // Creating, appending, updating, concatenating or deleting writes the archive `-f` names.
+  let writesArchive = false
   const directories: Array<Word> = []
+  const archives: Array<Word> = []
   const option = (letter: string, value: () => Word | undefined) => {
     if (letter === "x") extract = true
+    if (letter === "c" || letter === "r" || letter === "u" || letter === "A") writesArchive = true
     if (!TAR_VALUES.has(letter)) return false
     const word = value()
     if (letter === "C" && word !== undefined) directories.push(word)
+    if (letter === "f" && word !== undefined) archives.push(word)
     return true
   }
   let i = 1
@@ -785,9 +815,14 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       const name = eq === -1 ? text : text.slice(0, eq)
       // GNU tar takes unambiguous prefixes: `--ext` is `--extract`, `--dir` `--directory`.
       if ((name.length >= 5 && "--extract".startsWith(name)) || name === "--get") extract = true
-      if (name.length >= 5 && "--directory".startsWith(name)) {
+      if (["--create", "--append", "--update", "--catenate", "--concatenate", "--delete"].some((long) =>
+        name.length >= 5 && long.startsWith(name)
+      )) writesArchive = true
+      const takesDirectory = name.length >= 5 && "--directory".startsWith(name)
+      const takesFile = name.length >= 4 && "--file".startsWith(name)
+      if (takesDirectory || takesFile) {
         const value = eq === -1 ? words[++i] : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
-        if (value !== undefined) directories.push(value)
+        if (value !== undefined) (takesDirectory ? directories : archives).push(value)
       }
       continue
     }
@@ -798,8 +833,12 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       if (takes) break
     }
   }
-  if (extract && directories.length === 0) return [[{ value: ".", source: "." }, "write", true]]
-  return directories.map((directory): PathWord => extract ? [directory, "write", true] : [directory, "read"])
+  const archiveWords = archives.map((archive): PathWord => [archive, writesArchive ? "write" : "read"])
+  if (extract && directories.length === 0) return [[{ value: ".", source: "." }, "write", true], ...archiveWords]
+  return [
+    ...directories.map((directory): PathWord => extract ? [directory, "write", true] : [directory, "read"]),
+    ...archiveWords
+  ]
 }
 
 /** tar's options that run another program (`--to-command`, `-I`/`--use-compress-program`, `-F`, …). */
@@ -858,9 +897,16 @@ const shapeOf = (word: Word): Shape => {
 }
 
 /** A path argument, or why the word cannot be one the rules can check. */
-const pathArgumentOf = (word: Word, access: Access, recursive: boolean): PathArgument | string => {
+const pathArgumentOf = (
+  word: Word,
+  access: Access,
+  recursive: boolean,
+  into?: ReadonlyArray<string>
+): PathArgument | string => {
   const argument = pathOf(word, access)
-  return recursive && typeof argument !== "string" ? { ...argument, recursive } : argument
+  if (typeof argument === "string") return argument
+  const whole = recursive ? { ...argument, recursive } : argument
+  return into === undefined ? whole : { ...whole, into }
 }
 
 const pathOf = (word: Word, access: Access): PathArgument | string => {
@@ -1221,9 +1267,9 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
   }
   const words = pathWords(name, stripped.words)
   const paths: Array<PathArgument> = []
-  for (const [word, access, recursive] of words) {
+  for (const [word, access, recursive, into] of words) {
     if (word.value === "-") continue
-    const argument = pathArgumentOf(word, access, recursive === true)
+    const argument = pathArgumentOf(word, access, recursive === true, into)
     if (typeof argument === "string") {
       markOpaque(collector, argument)
       continue

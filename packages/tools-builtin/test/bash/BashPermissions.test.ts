@@ -428,7 +428,6 @@ describe("Bash under permission rules", () => {
         const asks = [
           "cp -r evil/. .",
           "cp -rT evil .",
-          "cp -r sub/.claude .",
           "cp -at . evil/.git",
           "tar -xf a.tar",
           "tar xf a.tar",
@@ -437,6 +436,24 @@ describe("Bash under permission rules", () => {
         for (const command of asks) {
           assert.strictEqual(question((yield* call("Bash", { command }, context)).text), protectedWrite(git), command)
         }
+        // What lands in a destination directory is named: copying or moving `.claude` into . creates ./.claude.
+        for (const command of ["cp -r sub/.claude .", "cp sub/.claude/settings.json .claude"]) {
+          assert.strictEqual(
+            question((yield* call("Bash", { command }, context)).text),
+            protectedWrite(path.join(dir, ".claude")),
+            command
+          )
+        }
+        // mv writes its source as well (it goes away): that is the protected path named first.
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "mv sub/.claude ." }, context)).text),
+          protectedWrite(path.join(dir, "sub", ".claude"))
+        )
+        // Creating or appending to an archive writes the file -f names.
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "tar -cf .git/hooks/post-checkout hook" }, context)).text),
+          protectedWrite(path.join(git, "hooks", "post-checkout"))
+        )
         assert.deepStrictEqual(fs.readdirSync(path.join(git, "hooks")), [])
         assert.isFalse(fs.existsSync(path.join(dir, ".claude")))
         fs.mkdirSync(path.join(dir, "out"))

@@ -217,7 +217,13 @@ describe("commandSemantics", () => {
     const paths = async (command: string) =>
       (await analyze(command)).commands.flatMap((c) =>
         c.paths.map((p) =>
-          [p.access, p.path, ...(p.pattern === undefined ? [] : [p.pattern]), ...(p.recursive ? ["tree"] : [])]
+          [
+            p.access,
+            p.path,
+            ...(p.pattern === undefined ? [] : [p.pattern]),
+            ...(p.recursive ? ["tree"] : []),
+            ...(p.into === undefined ? [] : [`into ${p.into.join(",")}`])
+          ]
             .join(" ")
         )
       )
@@ -235,30 +241,36 @@ describe("commandSemantics", () => {
       "find -L . -type f": ["read ."],
       "sed -i.bak 's/a/b/' f": ["write f"],
       "sed -n -e p f": ["read f"],
-      "cp -r a b dest": ["read a tree", "read b tree", "write dest tree"],
+      "cp -r a b dest": ["read a tree", "read b tree", "write dest tree into a,b"],
       "cp -r evil/. . && cp -rT sub . && cp -R sub/.claude .": [
-        "read evil/. tree", "write . tree", "read sub tree", "write . tree", "read sub/.claude tree", "write . tree"
+        "read evil/. tree", "write . tree", "read sub tree", "write . tree into sub", "read sub/.claude tree",
+        "write . tree into .claude"
       ],
-      "cp -t dest -r a": ["write dest tree", "read a tree"],
-      "cp -t dest a": ["write dest", "read a"],
-      "cp a b": ["read a", "write b"],
-      "cp -aT a b && cp --arch -t d c": ["read a tree", "write b tree", "write d tree", "read c tree"],
-      "install -m 755 build/app /usr/local/bin/app": ["read build/app", "write /usr/local/bin/app"],
-      "install -D -o me a b c": ["read a", "read b", "write c"],
-      "install -Dt ~/bin a && install --target=d b": ["write ~/bin", "read a", "write d", "read b"],
+      "cp -t dest -r a": ["write dest tree into a", "read a tree"],
+      "cp -t dest a": ["write dest into a", "read a"],
+      "cp a b": ["read a", "write b into a"],
+      "cp -aT a b && cp --arch -t d c": ["read a tree", "write b tree into a", "write d tree into c", "read c tree"],
+      "install -m 755 build/app /usr/local/bin/app": ["read build/app", "write /usr/local/bin/app into app"],
+      "install -D -o me a b c": ["read a", "read b", "write c into a,b"],
+      "install -Dt ~/bin a && install --target=d b": ["write ~/bin into a", "read a", "write d into b", "read b"],
       "install -d x y && install --dir -m 700 z": ["write x", "write y", "write z"],
-      "tar -xzf a.tgz -C out": ["write out tree"],
-      "tar xf a.tar -C out && tar xfC a.tar out2": ["write out tree", "write out2 tree"],
+      "tar -xzf a.tgz -C out": ["write out tree", "read a.tgz"],
+      "tar xf a.tar -C out && tar xfC a.tar out2": ["write out tree", "read a.tar", "write out2 tree", "read a.tar"],
       "tar -C out -x -f a.tar && tar --extract --file=a.tar --directory=o2 && tar --ext -f a --dir o3": [
-        "write out tree", "write o2 tree", "write o3 tree"
+        "write out tree", "read a.tar", "write o2 tree", "read a.tar", "write o3 tree", "read a"
       ],
       "tar -xf a.tar && tar xf a.tar && tar --extract -f a.tar && tar --get -f a.tar": [
-        "write . tree", "write . tree", "write . tree", "write . tree"
+        "write . tree", "read a.tar", "write . tree", "read a.tar", "write . tree", "read a.tar", "write . tree",
+        "read a.tar"
       ],
-      "tar -tf a.tar && tar tvf a.tar": [],
-      "tar -czf a.tgz -C src .": ["read src"],
-      "mv a b": ["write a tree", "write b"],
-      "mv -t dest a b": ["write dest", "write a tree", "write b tree"],
+      "tar -tf a.tar && tar tvf a.tar": ["read a.tar", "read a.tar"],
+      // Creating, appending or updating writes the archive: `tar -cf .git/hooks/post-checkout x` is a write there.
+      "tar -czf a.tgz -C src .": ["read src", "write a.tgz"],
+      "tar -rf .git/hooks/x a && tar --create --file=o.tar b && tar cvf -  c": [
+        "write .git/hooks/x", "write o.tar"
+      ],
+      "mv a b": ["write a tree", "write b into a"],
+      "mv -t dest a b": ["write dest into a,b", "write a tree", "write b tree"],
       "chmod -x run.sh": ["write run.sh"],
       "chmod -R 777 . && chmod --recursive u+w x": ["write . tree", "write x tree"],
       "chown -R me:me dir": ["write dir tree"],
@@ -271,8 +283,8 @@ describe("commandSemantics", () => {
       "find -name '*.o' -delete": ["write . tree"],
       // GNU getopt takes any unambiguous prefix of a long option.
       "rm --recu -f build && chmod --rec 777 x": ["write build tree", "write x tree"],
-      "cp --target=dest a && mv --targ dest b": ["write dest", "read a", "write dest", "write b tree"],
-      "cp --recu --target=dest a": ["write dest tree", "read a tree"],
+      "cp --target=dest a && mv --targ dest b": ["write dest into a", "read a", "write dest into b", "write b tree"],
+      "cp --recu --target=dest a": ["write dest tree into a", "read a tree"],
       "sed --in-pl s/a/b/ f": ["write f"],
       "sort --outp=out in": ["write out", "read in"],
       "find -L": ["read ."],
