@@ -247,12 +247,16 @@ const makeRunner = (options: Options) =>
         { concurrency: "unbounded" }
       ).pipe(Effect.map((results) => results.flatMap((result) => (Option.isSome(result) ? [result.value] : []))))
 
-    return { runAll, base }
+    /** Whether any hook of the event matches the tool (no process is started to find out). */
+    const hears = (event: string, toolName: string, context: ToolUseContext): boolean =>
+      matching(event, toolName, context).length > 0
+
+    return { runAll, base, hears }
   })
 
 /** Builds the command-hook stage. Needs a CommandExecutor to start the hook processes. */
 export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, CommandExecutor.CommandExecutor> =>
-  Effect.map(makeRunner(options), ({ base, runAll }) => {
+  Effect.map(makeRunner(options), ({ base, hears, runAll }) => {
     return {
       preToolUse: (tool, input, context) =>
         runAll("PreToolUse", tool, base("PreToolUse", tool, input, context), context, interpretPre).pipe(
@@ -266,6 +270,7 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
           context,
           interpretPost
         ).pipe(Effect.map(ToolHooks.combinePost)),
+      hearsInterrupts: (tool, context) => hears("PostToolUseFailure", tool.name, context),
       postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
         runAll(
           "PostToolUseFailure",

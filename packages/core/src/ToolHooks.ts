@@ -55,6 +55,12 @@ export interface Service {
     isInterrupt?: boolean
   ) => Effect.Effect<PostToolUseOutcome>
   /**
+   * Whether PostToolUseFailure wants to hear that this call was interrupted while it ran; absent means yes.
+   * The runtime watches a call for the user's interrupt only then: watching costs every call ~5 µs, so a
+   * stage without such hooks (the default) says no.
+   */
+  readonly hearsInterrupts?: (tool: Tool.Any, context: ToolUseContext) => boolean
+  /**
    * PermissionDenied: the call was denied (by a rule, a mode, the prompter or a hook) and will not run. What
    * the hooks add as context reaches the model with the denial. Optional, so older layers keep compiling.
    */
@@ -73,7 +79,8 @@ const none: PreToolUseOutcome & PostToolUseOutcome = {}
 export const noop: Service = {
   preToolUse: () => Effect.succeed(none),
   postToolUse: () => Effect.succeed(none),
-  postToolUseFailure: () => Effect.succeed(none)
+  postToolUseFailure: () => Effect.succeed(none),
+  hearsInterrupts: () => false
 }
 
 /** No hooks at all. */
@@ -155,7 +162,8 @@ export const combine = (services: ReadonlyArray<Service>): Service => {
         none
       ),
     permissionDenied: (tool, input, reason, context) =>
-      all("PermissionDenied", (s) => s.permissionDenied?.(tool, input, reason, context), combinePost, none)
+      all("PermissionDenied", (s) => s.permissionDenied?.(tool, input, reason, context), combinePost, none),
+    hearsInterrupts: (tool, context) => services.some((s) => s.hearsInterrupts?.(tool, context) ?? true)
   }
 }
 
@@ -205,7 +213,8 @@ export const fromProgrammatic = (hooks: ReadonlyArray<Programmatic>): Service =>
     permissionDenied: (tool, input, reason, context) =>
       matches(tool.name) && hook.permissionDenied !== undefined
         ? hook.permissionDenied(tool, input, reason, context)
-        : Effect.succeed(none)
+        : Effect.succeed(none),
+    hearsInterrupts: (tool) => hook.postToolUseFailure !== undefined && matches(tool.name)
   })))
 }
 

@@ -103,6 +103,8 @@ class CallResults {
   }
 }
 
+const interruptedMessage = (tool: Tool.Any): string => `${tool.name} was interrupted before it finished.`
+
 export const make = Effect.gen(function*() {
   const spans = yield* CallSpans
   const registry = yield* ToolRegistry
@@ -112,6 +114,26 @@ export const make = Effect.gen(function*() {
   const prompter = yield* PermissionPrompter
   const executor = yield* ToolExecutor
   const store = yield* ToolResultStore
+
+  /** PostToolUseFailure for a call interrupted while it ran, capped; nothing it does changes the interruption. */
+  const interruptHooks = (tool: Tool.Any, input: unknown, context: ToolUseContext, startedAt: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      hooks.postToolUseFailure(tool, input, interruptedMessage(tool), context, now - startedAt, true)).pipe(
+        Effect.interruptible,
+        Effect.timeoutOption(INTERRUPT_HOOKS_TIMEOUT),
+        Effect.flatMap(Option.match({
+          onNone: () =>
+            Effect.logWarning(
+              `PostToolUseFailure hooks for the interrupted ${tool.name} call were stopped after ${
+                Duration.format(INTERRUPT_HOOKS_TIMEOUT)
+              }`
+            ),
+          onSome: () => Effect.void
+        })),
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning(`PostToolUseFailure hooks for the interrupted ${tool.name} call failed`, cause)
+        )
+      )
 
   const execute = (toolUse: ToolUseBlock, session: ToolUseContext, emit: Emit): Effect.Effect<Message.ToolResult> =>
     Effect.suspend(() => {
@@ -176,32 +198,15 @@ export const make = Effect.gen(function*() {
         const preContext = pre.additionalContext ?? []
 
         const callStartedAt = yield* Clock.currentTimeMillis
-        const interruptedMessage = `${tool.name} was interrupted before it finished.`
-        const exit = yield* executor.execute(tool, input, context, (data) =>
+        const call = executor.execute(tool, input, context, (data) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            emit({ _tag: "Progress", toolUseId, toolName: tool.name, data, elapsedMs: now - callStartedAt }))).pipe(
-            // Interrupted while it ran: PostToolUseFailure hooks hear it (is_interrupt), bounded, then the call
-            // ends interrupted as before; what the hooks say has no call result left to reach.
-            Effect.onInterrupt(() =>
-              Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                hooks.postToolUseFailure(tool, input, interruptedMessage, context, now - callStartedAt, true)).pipe(
-                  Effect.interruptible,
-                  Effect.timeoutOption(INTERRUPT_HOOKS_TIMEOUT),
-                  Effect.flatMap(Option.match({
-                    onNone: () =>
-                      Effect.logWarning(
-                        `PostToolUseFailure hooks for the interrupted ${tool.name} call were stopped after ${
-                          Duration.format(INTERRUPT_HOOKS_TIMEOUT)
-                        }`
-                      ),
-                    onSome: () => Effect.void
-                  })),
-                  Effect.catchAllCause((cause) =>
-                    Effect.logWarning(`PostToolUseFailure hooks for the interrupted ${tool.name} call failed`, cause)
-                  )
-                )
-            )
-          )
+            emit({ _tag: "Progress", toolUseId, toolName: tool.name, data, elapsedMs: now - callStartedAt })))
+        // Interrupted while it ran: PostToolUseFailure hooks hear it (is_interrupt), bounded, then the call ends
+        // interrupted as before; what the hooks say has no call result left to reach. Only watched when some
+        // hook listens: the watch costs every call.
+        const exit = yield* (hooks.hearsInterrupts?.(tool, context) ?? true
+          ? Effect.onInterrupt(call, () => interruptHooks(tool, input, context, callStartedAt))
+          : call)
         const callMs = (yield* Clock.currentTimeMillis) - callStartedAt
 
         if (Exit.isSuccess(exit)) {
@@ -212,7 +217,7 @@ export const make = Effect.gen(function*() {
           return results.finish(withContext(content, extra), false)
         }
         const interrupted = ToolExecutorModule.wasInterrupted(exit)
-        const message = interrupted ? interruptedMessage : formatCause(exit.cause)
+        const message = interrupted ? interruptedMessage(tool) : formatCause(exit.cause)
         const post = yield* hooks.postToolUseFailure(tool, input, message, context, callMs, interrupted)
         const extra = [...preContext, ...(post.additionalContext ?? [])]
         return results.finish(withContext(wrapToolUseError(message), extra), true)

@@ -274,6 +274,22 @@ describe("CommandHooks in the pipeline", () => {
     }))
 })
 
+describe("ToolHooks.hearsInterrupts: a call is watched for interruption only when a hook listens", () => {
+  it.effect("no hooks, hooks for other events or other tools: no; a PostToolUseFailure hook for the tool: yes", () =>
+    Effect.gen(function*() {
+      assert.isFalse(ToolHooks.noop.hearsInterrupts?.(Echo, context))
+      const programmatic = ToolHooks.fromProgrammatic([
+        { postToolUse: () => Effect.succeed({}) },
+        { matcher: "Fails", postToolUseFailure: () => Effect.succeed({}) }
+      ])
+      assert.isFalse(programmatic.hearsInterrupts?.(Echo, context))
+      assert.isTrue(programmatic.hearsInterrupts?.(Fails, context))
+      const commands = yield* CommandHooks.make({ hooks: [hook("PostToolUse", "true"), hook("PostToolUseFailure", "true", "Fails")] })
+      assert.isFalse(commands.hearsInterrupts?.(Echo, context))
+      assert.isTrue(commands.hearsInterrupts?.(Fails, context))
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
 describe("CommandHooks: PostToolUseFailure on an interrupted call", () => {
   /** A tool that says when it has started, then sleeps until it is interrupted. */
   const sleeper = (started: Deferred.Deferred<void>) =>
