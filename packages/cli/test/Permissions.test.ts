@@ -9,10 +9,10 @@ import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { PassThrough } from "node:stream"
 import { main } from "../src/main.js"
 import * as SettingsLoader from "../src/SettingsLoader.js"
 import * as TerminalPrompter from "../src/TerminalPrompter.js"
+import { fakeTerminal } from "./fakeTerminal.js"
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tw-cli-perm-")))
 const home = path.join(root, "home")
@@ -166,17 +166,11 @@ describe("TerminalPrompter", () => {
   }
   const answer = (typed: string | undefined) =>
     Effect.gen(function*() {
-      const input = new PassThrough()
-      const output = new PassThrough()
-      let shown = ""
-      output.on("data", (chunk: Buffer) => {
-        shown += chunk.toString("utf8")
-      })
-      const prompter = yield* TerminalPrompter.make({ input, output })
-      if (typed === undefined) input.end()
-      else input.write(typed)
+      const terminal = fakeTerminal()
+      const prompter = yield* TerminalPrompter.make(terminal)
+      terminal.type(typed)
       const result = yield* prompter.ask(request)
-      return { result, shown }
+      return { result, shown: terminal.shown() }
     }).pipe(Effect.scoped)
 
   it.live("shows the suggested rule; allow once, allow always, deny, end of input", () =>

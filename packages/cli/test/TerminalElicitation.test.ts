@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { McpElicitation } from "@toolwright/mcp"
 import { Effect } from "effect"
-import { PassThrough } from "node:stream"
 import * as TerminalElicitation from "../src/TerminalElicitation.js"
 import * as TerminalPrompter from "../src/TerminalPrompter.js"
+import { fakeTerminal } from "./fakeTerminal.js"
 
 const request: McpElicitation.Request = {
   server: "tickets",
@@ -25,17 +25,11 @@ const request: McpElicitation.Request = {
 /** Types `typed` (undefined: end of input) at a terminal and returns the answer and what was shown. */
 const answer = (typed: string | undefined) =>
   Effect.gen(function*() {
-    const input = new PassThrough()
-    const output = new PassThrough()
-    let shown = ""
-    output.on("data", (chunk: Buffer) => {
-      shown += chunk.toString("utf8")
-    })
-    const terminal = yield* TerminalPrompter.makeTerminal({ input, output })
-    if (typed === undefined) input.end()
-    else input.write(typed)
+    const fake = fakeTerminal()
+    const terminal = yield* TerminalPrompter.makeTerminal(fake)
+    fake.type(typed)
     const result = yield* TerminalElicitation.make(terminal).elicit(request)
-    return { result, shown }
+    return { result, shown: fake.shown() }
   }).pipe(Effect.scoped)
 
 describe("TerminalElicitation", () => {
