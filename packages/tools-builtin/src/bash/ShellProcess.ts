@@ -82,17 +82,22 @@ const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
  * group is already empty, which is the common case after a command that started nothing in the background.
  */
 export const killGroup = (pgid: number, graceMs: number): Effect.Effect<void> =>
+  Effect.asVoid(killGroupGone(pgid, graceMs))
+
+/** As `killGroup`; true when the group is gone for good (it was empty, or emptied within the grace period). */
+const killGroupGone = (pgid: number, graceMs: number): Effect.Effect<boolean> =>
   Effect.gen(function*() {
-    if (!signalGroup(pgid, "SIGTERM")) return
+    if (!signalGroup(pgid, "SIGTERM")) return true
     const deadline = (yield* Clock.currentTimeMillis) + graceMs
     // A deadline rather than a timeout: this runs in finalizers, where nothing can be interrupted.
     while (groupAlive(pgid)) {
       if ((yield* Clock.currentTimeMillis) >= deadline) {
         signalGroup(pgid, "SIGKILL")
-        return
+        return false
       }
       yield* Effect.sleep(Duration.millis(10))
     }
+    return true
   }).pipe(Effect.uninterruptible)
 
 export interface SpawnOptions<E = never> {
@@ -148,6 +153,16 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
     const trackCwd = options.trackCwd ?? true
     const stateDir = shellStateDir()
     const cwdFile = trackCwd ? path.join(stateDir, `cwd-${process.pid}-${crypto.randomUUID()}`) : undefined
+    // Once the group is empty it stays empty (no member is left to start another), and its id may go to an
+    // unrelated group: it is not signalled again. That also spares the usual second kill after the exit (each
+    // failed kill builds an ErrnoException with the whole stack, ~0.1 ms).
+    let gone = false
+    const killOnce = (pgid: number) =>
+      Effect.suspend(() =>
+        gone ? Effect.void : Effect.map(killGroupGone(pgid, options.graceMs), (empty) => {
+          gone = empty
+        })
+      )
     if (cwdFile !== undefined) yield* Effect.sync(() => fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 }))
     const script = cwdFile === undefined
       ? ["bash", "-c", WRAPPER_NO_CWD, "toolwright", options.command]
@@ -179,7 +194,7 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
       }),
       (proc) =>
         Effect.gen(function*() {
-          if (proc.pid !== undefined) yield* killGroup(proc.pid, options.graceMs)
+          if (proc.pid !== undefined) yield* killOnce(proc.pid)
           proc.stdout?.destroy()
           if (cwdFile !== undefined) yield* Effect.sync(() => fs.rmSync(cwdFile, { force: true }))
         })
@@ -193,7 +208,7 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
       child.once("exit", (code, signal) => resolve({ code, signal }))
     })
     const exit = Effect.promise(() => exited).pipe(
-      Effect.tap(() => killGroup(pid, options.graceMs))
+      Effect.tap(() => killOnce(pid))
     )
     const finalCwd = Effect.sync(() => {
       if (cwdFile === undefined) return undefined
@@ -204,7 +219,7 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
         return undefined
       }
     })
-    return { pid, child, exit, kill: killGroup(pid, options.graceMs), finalCwd } satisfies ShellProcess
+    return { pid, child, exit, kill: killOnce(pid), finalCwd } satisfies ShellProcess
   })
 
 /** Progress of a running command: the output since the last report, and how much there is in all. */
