@@ -16,7 +16,7 @@ const toolwright = (args: ReadonlyArray<string>, options: { cwd?: string; input?
       encoding: "utf8",
       env: { ...process.env, HOME: home, CI: "1" }
     })
-    return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+    return { code: result.status, stdout: result.stdout, stderr: result.stderr, pid: result.pid }
   } finally {
     if (options.home === undefined) rmSync(home, { recursive: true, force: true })
   }
@@ -137,6 +137,29 @@ describe("toolwright run: big results", () => {
 })
 
 const hasSandboxTools = ["bwrap", "socat"].every((tool) => spawnSync("which", [tool]).status === 0)
+
+describe("toolwright run: Bash's spawner helper", () => {
+  it("starts the command from the helper, which does not outlive the CLI", () =>
+    withDir((dir) => {
+      const result = toolwright(["run", "Bash", "--cwd", dir, "--permission-mode", "bypassPermissions", "--input", `{"command":"echo $PPID"}`])
+      assert.strictEqual(result.code, 0, result.stderr)
+      const helper = Number(result.stdout.trim())
+      assert.isTrue(Number.isInteger(helper) && helper > 1, result.stdout)
+      assert.notStrictEqual(helper, result.pid, "the command's parent is the helper, not the CLI")
+      // Its IPC channel closed with the CLI: it exits by itself (at once; allow a busy machine 5 s).
+      const alive = () => {
+        try {
+          const stat = readFileSync(`/proc/${helper}/stat`, "latin1")
+          return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(")") + 2))
+        } catch {
+          return false
+        }
+      }
+      const deadline = Date.now() + 5_000
+      while (alive() && Date.now() < deadline) spawnSync("sleep", ["0.05"])
+      assert.isFalse(alive(), `the helper ${helper} is still running`)
+    }))
+})
 
 describe("toolwright run: settings sandbox", () => {
   it("refuses to start on an invalid sandbox entry, naming the file and the field", () =>

@@ -7,6 +7,8 @@ import { Duration, Effect, Layer } from "effect"
 import * as CommandSemantics from "./commandSemantics.js"
 import * as TaskManager from "../tasks/TaskManager.js"
 import * as Sandbox from "./Sandbox.js"
+import * as ShellProcess from "./ShellProcess.js"
+import * as Spawner from "./Spawner.js"
 import * as ShellState from "./ShellState.js"
 
 export type BashServices = ShellState.ShellState | TaskManager.TaskManager | Sandbox.Sandbox
@@ -27,7 +29,14 @@ export const layer = (options: Options = {}): Layer.Layer<BashServices> =>
     ShellState.layer(options),
     TaskManager.layer,
     Sandbox.layer(options.sandbox),
-    Layer.scopedDiscard(Effect.forkScoped(Effect.delay(CommandSemantics.load, Duration.millis(PRELOAD_AFTER_MS))))
+    Layer.scopedDiscard(Effect.forkScoped(Effect.delay(
+      Effect.zipRight(
+        // The spawner helper starts then too (sandboxed commands are spawned here, without it).
+        options.sandbox?.enabled === true ? Effect.void : Effect.sync(() => Spawner.warm(ShellProcess.shellStateDir())),
+        CommandSemantics.load
+      ),
+      Duration.millis(PRELOAD_AFTER_MS)
+    )))
   )
 
 /** How long after the layer is built the grammar starts loading by itself. */

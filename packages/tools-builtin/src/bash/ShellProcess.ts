@@ -9,8 +9,10 @@ import * as ChildProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { Readable } from "node:stream"
 import { Clock, Data, Duration, Effect, ExecutionStrategy, Exit, Option, Scope } from "effect"
 import { OutputBuffer } from "./OutputBuffer.js"
+import * as Spawner from "./Spawner.js"
 
 /**
  * The script bash runs: stderr joins stdout so the model reads them in the order they were written, the
@@ -125,7 +127,8 @@ export interface ExitStatus {
 
 export interface ShellProcess {
   readonly pid: number
-  readonly child: ChildProcess.ChildProcess
+  /** The combined output, when it is piped to this process. */
+  readonly stdout: Readable | null
   /** Completes when the leader exits (not when the pipes close); the group is killed right after. */
   readonly exit: Effect.Effect<ExitStatus>
   /** Kills the group (SIGTERM, then SIGKILL after the grace period). */
@@ -143,6 +146,37 @@ export const exitCodeOf = (status: ExitStatus): number => {
 
 /** The command could not be started at all (bash missing, cwd gone). */
 export class SpawnError extends Data.TaggedError("SpawnError")<{ readonly message: string }> {}
+
+/** A started command: its group's id, its piped output, and its leader's exit. */
+interface Launched {
+  readonly pid: number
+  readonly stdout: Readable | null
+  readonly exited: Promise<ExitStatus>
+}
+
+/** Spawns bash from this process. */
+const spawnHere = <E>(args: ReadonlyArray<string>, options: SpawnOptions<E>): Effect.Effect<Launched, SpawnError> =>
+  Effect.async<Launched, SpawnError>((resume) => {
+    const stdio: ChildProcess.StdioOptions = options.output._tag === "Pipe"
+      ? ["ignore", "pipe", "ignore"]
+      : ["ignore", options.output.fd, "ignore"]
+    let proc: ChildProcess.ChildProcess
+    try {
+      proc = ChildProcess.spawn("bash", args, { cwd: options.cwd, env: options.env, stdio, detached: true })
+    } catch (error) {
+      resume(Effect.fail(new SpawnError({ message: error instanceof Error ? error.message : String(error) })))
+      return
+    }
+    const exited = new Promise<ExitStatus>((resolve) => {
+      proc.once("exit", (code, signal) => resolve({ code, signal }))
+    })
+    const onError = (error: Error) => resume(Effect.fail(new SpawnError({ message: error.message })))
+    proc.once("error", onError)
+    proc.once("spawn", () => {
+      proc.off("error", onError)
+      resume(Effect.succeed({ pid: proc.pid ?? 0, stdout: proc.stdout, exited }))
+    })
+  })
 
 /**
  * Starts the command in a new process group, bound to the current scope: when the scope closes, the group
@@ -168,45 +202,28 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
       ? ["bash", "-c", WRAPPER_NO_CWD, "toolwright", options.command]
       : ["bash", "-c", WRAPPER, "toolwright", options.command, cwdFile]
     const args = options.wrap === undefined ? script.slice(1) : ["-c", yield* options.wrap(script.map(quote).join(" "))]
-    const child = yield* Effect.acquireRelease(
-      Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
-        const stdio: ChildProcess.StdioOptions = options.output._tag === "Pipe"
-          ? ["ignore", "pipe", "ignore"]
-          : ["ignore", options.output.fd, "ignore"]
-        let proc: ChildProcess.ChildProcess
-        try {
-          proc = ChildProcess.spawn("bash", args, {
-            cwd: options.cwd,
-            env: options.env,
-            stdio,
-            detached: true
-          })
-        } catch (error) {
-          resume(Effect.fail(new SpawnError({ message: error instanceof Error ? error.message : String(error) })))
-          return
-        }
-        const onError = (error: Error) => resume(Effect.fail(new SpawnError({ message: error.message })))
-        proc.once("error", onError)
-        proc.once("spawn", () => {
-          proc.off("error", onError)
-          resume(Effect.succeed(proc))
-        })
-      }),
-      (proc) =>
+    const launched = yield* Effect.acquireRelease(
+      // Piped commands start from the spawner helper when it is there (a fork of a small process instead of
+      // this one's heap); anything it cannot do, including reporting a start error, is done here instead.
+      Effect.flatMap(
+        options.output._tag === "Pipe" && options.wrap === undefined
+          ? Effect.promise(() => Spawner.start({ file: "bash", args, cwd: options.cwd, env: options.env, stateDir }))
+          : Effect.succeed(undefined),
+        (viaHelper): Effect.Effect<Launched, SpawnError> =>
+          viaHelper === undefined
+            ? spawnHere(args, options)
+            : viaHelper._tag === "Lost"
+            ? Effect.fail(new SpawnError({ message: viaHelper.message }))
+            : Effect.succeed({ pid: viaHelper.pid, stdout: viaHelper.stdout, exited: viaHelper.exited })
+      ),
+      (launched) =>
         Effect.gen(function*() {
-          if (proc.pid !== undefined) yield* killOnce(proc.pid)
-          proc.stdout?.destroy()
+          if (launched.pid !== 0) yield* killOnce(launched.pid)
+          launched.stdout?.destroy()
           if (cwdFile !== undefined) yield* Effect.sync(() => fs.rmSync(cwdFile, { force: true }))
         })
     )
-    const pid = child.pid ?? 0
-    const exited = new Promise<ExitStatus>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        resolve({ code: child.exitCode, signal: child.signalCode })
-        return
-      }
-      child.once("exit", (code, signal) => resolve({ code, signal }))
-    })
+    const { exited, pid } = launched
     const exit = Effect.promise(() => exited).pipe(
       Effect.tap(() => killOnce(pid))
     )
@@ -219,7 +236,7 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
         return undefined
       }
     })
-    return { pid, child, exit, kill: killOnce(pid), finalCwd } satisfies ShellProcess
+    return { pid, stdout: launched.stdout, exit, kill: killOnce(pid), finalCwd } satisfies ShellProcess
   })
 
 /** Progress of a running command: the output since the last report, and how much there is in all. */
@@ -299,11 +316,14 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
     let handedOver = false
     yield* Effect.addFinalizer(() => (handedOver ? Effect.void : Scope.close(processScope, Exit.void)))
     const proc = yield* spawn({ ...options, output: { _tag: "Pipe" } }).pipe(Scope.extend(processScope))
-    const stdout = proc.child.stdout
+    const stdout = proc.stdout
     let sink = (chunk: Buffer) => buffer.write(chunk)
     const closed = new Promise<void>((resolve) => {
       if (stdout === null) return resolve()
       stdout.on("data", (chunk: Buffer) => sink(chunk))
+      // The spawner hands its socket over paused (it read the id line first): a listener alone would not
+      // start it again.
+      stdout.resume()
       stdout.once("close", () => resolve())
       stdout.once("error", () => resolve())
     })
