@@ -198,6 +198,10 @@ const startHelper = (stateDir: string): Helper | undefined => {
   const socketPath = path.join(stateDir, `spawner-${process.pid}-${crypto.randomUUID().slice(0, 8)}.sock`)
   try {
     fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
+    // mkdir leaves an existing directory as it is: one made by someone else (in a shared /tmp), or open to
+    // others, would let them replace the socket, read the commands' output and hold their starts forever.
+    const stat = fs.lstatSync(stateDir)
+    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o077) !== 0) return undefined
     // Sockets left by processes that died without their exit handler (SIGKILL) go now.
     for (const name of fs.readdirSync(stateDir)) {
       const owner = /^spawner-(\d+)-/.exec(name)
@@ -244,7 +248,9 @@ const startHelper = (stateDir: string): Helper | undefined => {
     }
     hold(current)
   })
-  child.once("error", (error) => fail(current, `failed (${error.message})`))
+  // Every error, not the first only: sends to a helper that died unnoticed each emit one, and an 'error'
+  // without a listener would crash this process (fail is idempotent).
+  child.on("error", (error) => fail(current, `failed (${error.message})`))
   child.once("exit", (code, signal) => fail(current, `exited (${signal ?? `code ${code}`})`))
   // Neither keeps the agent alive: the helper exits when its channel closes with this process.
   child.unref()

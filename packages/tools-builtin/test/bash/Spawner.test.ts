@@ -2,6 +2,9 @@
 // command must not notice: same output, exit codes and process groups; and when the helper is gone, commands
 // start from this process again. This file runs alone in its worker: the helper is per process.
 import { assert, describe, it } from "@effect/vitest"
+import { vi } from "vitest"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import { call, session, tempDir, runtimeLayer } from "./support.js"
@@ -54,4 +57,60 @@ describe("Bash's spawner helper", () => {
       const after = yield* bash("echo $PPID; echo done", dir)
       assert.strictEqual(after.text, `${process.pid}\ndone`)
     }).pipe(Effect.provide(runtimeLayer())))
+})
+
+/** A fresh copy of the Spawner module: its helper state is per module instance. */
+const freshSpawner = async () => {
+  vi.resetModules()
+  return await import("../../src/bash/Spawner.js")
+}
+
+const readAll = (stdout: NodeJS.ReadableStream & { resume(): unknown }) =>
+  new Promise<string>((resolve) => {
+    let text = ""
+    stdout.on("data", (chunk: Buffer) => (text += chunk.toString()))
+    stdout.on("close", () => resolve(text))
+    stdout.resume()
+  })
+
+describe("Bash's spawner helper, edge cases", () => {
+  it("does not use a state directory others can write to (they could replace its socket)", async () => {
+    const Spawner = await freshSpawner()
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolwright-spawner-"))
+    try {
+      fs.chmodSync(dir, 0o777)
+      const started = await Spawner.start({ file: "bash", args: ["-c", "echo hi"], cwd: dir, env: process.env, stateDir: dir })
+      assert.isUndefined(started)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("survives several starts on a helper that died unnoticed (each fails over, none crashes)", async () => {
+    const Spawner = await freshSpawner()
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolwright-spawner-"))
+    fs.chmodSync(dir, 0o700)
+    const unhandled: Array<unknown> = []
+    const onError = (error: unknown) => unhandled.push(error)
+    process.on("uncaughtException", onError)
+    try {
+      const options = { file: "bash", args: ["-c", "echo $PPID"], cwd: dir, env: process.env, stateDir: dir }
+      const first = await Spawner.start(options)
+      assert.strictEqual(first?._tag, "Started")
+      if (first?._tag !== "Started") return
+      const helper = Number((await readAll(first.stdout)).trim())
+      await first.exited
+      process.kill(helper, "SIGKILL")
+      // Dead (a zombie) before this process's event loop hears of it: two starts in the same tick.
+      while (!gone(helper)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5)
+      const [a, b] = await Promise.all([Spawner.start(options), Spawner.start(options)])
+      assert.isUndefined(a)
+      assert.isUndefined(b)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      assert.deepStrictEqual(unhandled, [])
+    } finally {
+      process.off("uncaughtException", onError)
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })
