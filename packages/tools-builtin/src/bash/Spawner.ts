@@ -1,16 +1,17 @@
 /**
  * Starts Bash commands from a small helper process instead of the agent's own. `fork()` copies the parent's
  * page tables, so a spawn from a Node process holding a few hundred MB costs 4-8 ms of the call, and from a
- * bare Node helper about 1 ms. The helper is started once per process (lazily; `TOOLWRIGHT_BASH_SPAWNER=0`
- * turns it off) and receives each command over its IPC channel; the command's stdout is a Unix socket
- * connected to this process, so the output never passes through the helper, and its pid comes back so the
- * caller signals its process group directly, as for a command it spawned itself. The helper reports the
- * exit. When the helper cannot start a command (it reports why, or is not there), `start` answers undefined and
- * the caller spawns the command itself, which reports the error the way it always has. Only a helper that dies
- * mid-start fails the call (`Lost`): the command may have started, so it is not started twice.
+ * bare Node helper about 1 ms. The helper is started once per process (warmed shortly after start;
+ * `TOOLWRIGHT_BASH_SPAWNER=0` turns it off) and receives each command over its IPC channel. The command's
+ * stdout is a Unix socket the helper connects to this process, so the output never passes through the helper;
+ * its pid comes back so the caller signals its process group directly, as for a command it spawned itself,
+ * and the helper reports the exit. When the helper cannot start
+ * a command (it reports why, or is not there), `start` answers undefined and the caller spawns the command
+ * itself, which reports any error the way it always has. A helper that dies after acknowledging a command
+ * fails the call (`Lost`): the command may have started, so it is not started twice.
  *
- * The socket lives in the shell's private state directory (0700), and each connection must first name the
- * random id of a pending command, so nobody else can feed a command's output.
+ * The socket lives in the shell's private state directory (0700, checked), and each connection must first
+ * name the random id of a pending command, so nobody else can feed a command's output.
  */
 import * as ChildProcess from "node:child_process"
 import * as crypto from "node:crypto"
@@ -42,8 +43,10 @@ export interface Lost {
 }
 
 /**
- * The helper: connects to the socket, names the command, hands the connected socket to the command as its
- * stdout, then closes its own copy. It exits when the parent goes (its IPC channel closes).
+ * The helper: acknowledges the command (from then on it may have started it), connects to the socket, names
+ * the command, hands the connected socket to the command as its stdout, then closes its own copy. (Node's
+ * own `pipe` stdio is a socket pair too, so the command sees what it saw when spawned here.) It exits when
+ * the parent goes (its IPC channel closes).
  */
 const HELPER = `
 const cp = require("node:child_process")
@@ -52,6 +55,7 @@ const socketPath = process.argv[1]
 process.on("disconnect", () => process.exit(0))
 process.on("message", (m) => {
   const reply = (message) => { if (process.connected) process.send(message) }
+  reply({ id: m.id, ack: true })
   const socket = net.connect(socketPath)
   socket.once("error", (error) => reply({ id: m.id, error: error.message }))
   socket.once("connect", () => socket.write(m.id + "\\n", () => {
@@ -79,6 +83,8 @@ interface Pending {
   settled: boolean
   /** The helper reported the exit (a fast command may exit before its socket is even accepted). */
   exitSeen: boolean
+  /** The helper took the command: from then on it may have started it. */
+  acked: boolean
 }
 
 interface Helper {
@@ -128,10 +134,10 @@ const watchOrphan = (entry: Pending) => {
 }
 
 /**
- * Stops using a helper that failed: later commands are spawned directly. A start still pending is decided
- * once connections in flight are accepted: the helper connects a command's socket before it spawns the
- * command, so without a connection the command never started and the caller may spawn it; with one it may be
- * running, and starting it again could run it twice, so the call fails (`Lost`).
+ * Stops using a helper that failed: later commands are spawned directly. A start still pending is decided by
+ * whether the helper acknowledged it: if not, it never started the command and the caller may spawn it; if
+ * so, the command may be running (its group is killed when its pid is known) and starting it again could run
+ * it twice, so the call fails (`Lost`).
  */
 const fail = (current: Helper, reason: string) => {
   if (current.failed) return
@@ -139,23 +145,32 @@ const fail = (current: Helper, reason: string) => {
   if (helper === current) helper = undefined
   broken = true
   if (current.child.exitCode === null && current.child.signalCode === null) current.child.kill()
-  setTimeout(() => {
-    for (const entry of current.pending.values()) {
-      if (!entry.settled) {
-        entry.settled = true
-        if (entry.stdout === undefined) {
-          entry.resolveStart(undefined)
-        } else {
-          entry.stdout.destroy()
-          entry.resolveStart({ _tag: "Lost", message: `the process that starts Bash commands ${reason} while starting it` })
-        }
-      } else if (!entry.exitSeen) {
-        watchOrphan(entry)
+  for (const entry of current.pending.values()) {
+    if (!entry.settled) {
+      entry.settled = true
+      entry.stdout?.destroy()
+      if (!entry.acked) {
+        entry.resolveStart(undefined)
+        continue
       }
+      if (entry.pid !== undefined) {
+        try {
+          process.kill(-entry.pid, "SIGKILL")
+        } catch {
+          // Already gone.
+        }
+      }
+      entry.resolveStart({
+        _tag: "Lost",
+        message: `the process that starts Bash commands ${reason} while starting this one, so it may or may not have ` +
+          "run: check before running it again"
+      })
+    } else if (!entry.exitSeen) {
+      watchOrphan(entry)
     }
-    current.pending.clear()
-    current.server.close()
-  }, 50)
+  }
+  current.pending.clear()
+  current.server.close()
 }
 
 const complete = (current: Helper, id: string, entry: Pending) => {
@@ -228,9 +243,13 @@ const startHelper = (stateDir: string): Helper | undefined => {
   server.on("connection", (socket) => accept(current, socket))
   server.once("error", (error) => fail(current, `could not listen (${error.message})`))
   server.listen(socketPath)
-  child.on("message", (message: { id: string; pid?: number; error?: string; exit?: Exit }) => {
+  child.on("message", (message: { id: string; ack?: true; pid?: number; error?: string; exit?: Exit }) => {
     const entry = pending.get(message.id)
     if (entry === undefined) return
+    if (message.ack === true) {
+      entry.acked = true
+      return
+    }
     if (message.error !== undefined) {
       pending.delete(message.id)
       if (!entry.settled) {
@@ -251,7 +270,9 @@ const startHelper = (stateDir: string): Helper | undefined => {
   // Every error, not the first only: sends to a helper that died unnoticed each emit one, and an 'error'
   // without a listener would crash this process (fail is idempotent).
   child.on("error", (error) => fail(current, `failed (${error.message})`))
-  child.once("exit", (code, signal) => fail(current, `exited (${signal ?? `code ${code}`})`))
+  // Decided when the channel closes, which Node reports after every message the helper sent has been read:
+  // what it acknowledged is then known exactly.
+  child.once("disconnect", () => fail(current, "went away"))
   // Neither keeps the agent alive: the helper exits when its channel closes with this process.
   child.unref()
   child.channel?.unref()
@@ -290,7 +311,7 @@ export const start = (options: {
       resolveExit = resolve
     })
     const id = crypto.randomUUID()
-    current.pending.set(id, { resolveStart, resolveExit, exited, settled: false, exitSeen: false })
+    current.pending.set(id, { resolveStart, resolveExit, exited, settled: false, exitSeen: false, acked: false })
     hold(current)
     const env: Record<string, string> = {}
     for (const [key, value] of Object.entries(options.env)) if (value !== undefined) env[key] = value

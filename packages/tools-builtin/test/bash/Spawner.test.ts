@@ -86,6 +86,36 @@ describe("Bash's spawner helper, edge cases", () => {
     }
   })
 
+  it("a helper that dies once it started a command never gets it started a second time", async () => {
+    const Spawner = await freshSpawner()
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolwright-spawner-"))
+    fs.chmodSync(dir, 0o700)
+    try {
+      const runs = path.join(dir, "runs")
+      const started = await Spawner.start({
+        file: "bash",
+        args: ["-c", `echo x >> ${runs}; kill -9 $PPID`],
+        cwd: dir,
+        env: process.env,
+        stateDir: dir
+      })
+      // The helper acknowledged the command before starting it: the caller must not spawn it again (undefined).
+      assert.isDefined(started)
+      if (started?._tag === "Started") await started.exited
+      else {
+        assert.strictEqual(
+          started?.message,
+          "the process that starts Bash commands went away while starting this one, so it may or may not have run: " +
+            "check before running it again"
+        )
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      assert.strictEqual(fs.readFileSync(runs, "utf8"), "x\n")
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("survives several starts on a helper that died unnoticed (each fails over, none crashes)", async () => {
     const Spawner = await freshSpawner()
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolwright-spawner-"))
