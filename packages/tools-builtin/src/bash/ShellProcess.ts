@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
 import { Clock, Data, Duration, Effect, ExecutionStrategy, Exit, Option, Scope } from "effect"
+import { procStat } from "../internal/procStat.js"
 import { OutputBuffer } from "./OutputBuffer.js"
 import * as Spawner from "./Spawner.js"
 
@@ -57,15 +58,8 @@ export const groupAlive = (pgid: number): boolean => {
   }
   for (const entry of entries) {
     if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "latin1")
-    } catch {
-      continue
-    }
-    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses, so parse after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true
+    const stat = procStat(entry)
+    if (stat !== undefined && stat.pgrp === pgid && stat.live) return true
   }
   return false
 }

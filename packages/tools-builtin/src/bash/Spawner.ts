@@ -19,6 +19,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
+import { procStat } from "../internal/procStat.js"
 
 /** How the command's leader ended, as the helper saw it. */
 export interface Exit {
@@ -110,17 +111,8 @@ let helper: Helper | undefined
 /** Set once the helper failed: from then on this process spawns its commands itself. */
 let broken = false
 
-/** Whether a process with this pid is still there; a zombie counts as gone (init may never reap it). */
-const running = (pid: number): boolean => {
-  let stat: string
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
-  } catch {
-    return false
-  }
-  const state = stat.charAt(stat.lastIndexOf(")") + 2)
-  return state !== "Z" && state !== "X"
-}
+/** Whether a process with this pid is still there (a zombie counts as gone). */
+const running = (pid: number): boolean => procStat(pid)?.live === true
 
 /** A command whose helper died: its exit is known only as its disappearance (status unknown). */
 const watchOrphan = (entry: Pending) => {
