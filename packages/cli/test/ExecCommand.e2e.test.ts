@@ -185,3 +185,108 @@ describe("toolwright exec (the built CLI)", () => {
       }))
   }
 })
+
+describe("toolwright exec: MCP servers' questions (elicitation) go to the peer", () => {
+  const scripted = join(cliDir, "..", "mcp", "test", "fixtures", "scripted-server.mjs")
+  let project = ""
+  beforeAll(() => {
+    project = mkdtempSync(join(tmpdir(), "tw-exec-elicit-"))
+    writeFileSync(
+      join(project, ".mcp.json"),
+      JSON.stringify({ mcpServers: { scripted: { command: process.execPath, args: [scripted, "stdio"] } } })
+    )
+  })
+  afterAll(() => rmSync(project, { recursive: true, force: true }))
+
+  /** exec in the project, the scripted server's `ask` tool called as `id`, and its question read. */
+  const asking = (exec: Effect.Effect.Success<ReturnType<typeof startExec>>, id: string, requestId: string) =>
+    Effect.gen(function*() {
+      yield* exec.send({ type: "tool_use", id, name: "mcp__scripted__ask", input: {} })
+      return yield* exec.next((line) => line.type === "elicitation_request" && line.id === requestId)
+    })
+  const resultOf = (exec: Effect.Effect.Success<ReturnType<typeof startExec>>, id: string) =>
+    Effect.map(exec.next((line) => line.type === "tool_result" && line.tool_use_id === id), (line) => [
+      line.content,
+      line.is_error
+    ])
+
+  it.scopedLive("a bad answer is an error line and the question stays; accept reaches the server, defaults filled in; decline", () =>
+    Effect.gen(function*() {
+      const exec = yield* startExec(["--cwd", project, "--permission-mode", "bypassPermissions"])
+      yield* exec.next((line) => line.type === "ready")
+      const request = yield* asking(exec, "q1", "elicitation-1")
+      const { requested_schema: schema, ...rest } = request
+      assert.deepStrictEqual(rest, { type: "elicitation_request", id: "elicitation-1", server: "scripted", message: "Which widget?" })
+      // The server's requestedSchema as it sent it (scripted-server.mjs, tool `ask`).
+      assert.deepNestedInclude(schema, {
+        type: "object",
+        required: ["name"],
+        "properties.name": { type: "string", title: "Name", default: "gear" },
+        "properties.note": { type: "string" }
+      })
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-1", action: "accept", content: { count: "many" } })
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-9", action: "decline" })
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-1", action: "yes" })
+      yield* exec.send({ type: "elicitation_response", action: "accept" })
+      yield* exec.next((line) => line.type === "error" && line.line === 5)
+      assert.deepStrictEqual(exec.lines.filter((line) => line.type === "error").map((line) => line.message), [
+        "Line 2: the elicitation_response for \"elicitation-1\" was not used: its content does not match the requested " +
+        "schema (data/count must be integer); \"elicitation-1\" still waits: send a corrected elicitation_response.",
+        "Line 3: no elicitation_request is waiting for id \"elicitation-9\".",
+        "Line 4: the elicitation_response's `action` must be \"accept\", \"decline\" or \"cancel\", not \"yes\".",
+        "Line 5: the elicitation_response has no string `id` (the id of the elicitation_request it answers)."
+      ])
+      // `name` is required but has a default: the SDK fills it in, as it fills `urgent`.
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-1", action: "accept", content: { count: 5 } })
+      assert.deepStrictEqual(yield* resultOf(exec, "q1"), [
+        `{"action":"accept","content":{"count":5,"name":"gear","urgent":false}}`,
+        false
+      ])
+      yield* asking(exec, "q2", "elicitation-2")
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-2", action: "decline" })
+      assert.deepStrictEqual(yield* resultOf(exec, "q2"), [`{"action":"decline"}`, false])
+      yield* Effect.sync(() => exec.child.stdin.end())
+      assert.strictEqual(yield* exec.exit, 0)
+      assert.deepStrictEqual(exec.lines.map((line) => line.type), [
+        "ready",
+        "elicitation_request",
+        "error",
+        "error",
+        "error",
+        "error",
+        "tool_result",
+        "elicitation_request",
+        "tool_result"
+      ])
+    }))
+
+  it.scopedLive("stdin closed while the server waits for an answer: the question is cancelled, the call ends, exit 0", () =>
+    Effect.gen(function*() {
+      const exec = yield* startExec(["--cwd", project, "--permission-mode", "bypassPermissions"])
+      yield* exec.next((line) => line.type === "ready")
+      yield* asking(exec, "q1", "elicitation-1")
+      yield* Effect.sync(() => exec.child.stdin.end())
+      assert.deepStrictEqual(yield* resultOf(exec, "q1"), [`{"action":"cancel"}`, false])
+      assert.strictEqual(yield* exec.exit, 0)
+    }))
+
+  it.scopedLive("an abort cancels the waiting question; a late answer for it is dropped quietly; the next one is asked", () =>
+    Effect.gen(function*() {
+      const exec = yield* startExec(["--cwd", project, "--permission-mode", "bypassPermissions"])
+      yield* exec.next((line) => line.type === "ready")
+      yield* asking(exec, "q1", "elicitation-1")
+      yield* exec.send({ type: "abort" })
+      const [, aborted] = yield* resultOf(exec, "q1")
+      assert.strictEqual(aborted, true)
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-1", action: "accept", content: { count: 1 } })
+      yield* asking(exec, "q2", "elicitation-2")
+      yield* exec.send({ type: "elicitation_response", id: "elicitation-2", action: "accept" })
+      assert.deepStrictEqual(yield* resultOf(exec, "q2"), [
+        `{"action":"accept","content":{"name":"gear","count":3,"urgent":false}}`,
+        false
+      ])
+      yield* Effect.sync(() => exec.child.stdin.end())
+      assert.strictEqual(yield* exec.exit, 0)
+      assert.deepStrictEqual(exec.lines.filter((line) => line.type === "error"), [])
+    }))
+})

@@ -16,6 +16,7 @@ import {
 import { Deferred, Duration, Effect, FastCheck, Fiber, Layer, Mailbox, Schema } from "effect"
 import { Writable } from "node:stream"
 import * as ExecCommand from "../src/commands/ExecCommand.js"
+import * as JsonLinesElicitation from "../src/JsonLinesElicitation.js"
 import * as JsonLinesPrompter from "../src/JsonLinesPrompter.js"
 
 type Line = Record<string, unknown>
@@ -71,7 +72,8 @@ const makeHarness = (
         })
       )),
       Layer.provide(ToolRegistry.layerTools(tools)),
-      Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
+      Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service)),
+      Layer.merge(Layer.succeed(JsonLinesElicitation.JsonLinesElicitation, (yield* JsonLinesElicitation.make).service))
     )
     const input = yield* Mailbox.make<string>()
     const output: Array<Line> = []
@@ -127,7 +129,7 @@ describe("toolwright exec (in-process)", () => {
       assert.match(String(errors[0].message), /^Line 3: it is not valid JSON \(.+\); send one JSON object per line\.$/)
       assert.strictEqual(
         errors[1].message,
-        "Line 4: its type \"nope\" is unknown; expected a tool_use block, an assistant message ({\"role\":\"assistant\",\"content\":[...]}), a permission_response or {\"type\":\"abort\"}."
+        "Line 4: its type \"nope\" is unknown; expected a tool_use block, an assistant message ({\"role\":\"assistant\",\"content\":[...]}), a permission_response, an elicitation_response or {\"type\":\"abort\"}."
       )
       assert.strictEqual(
         errors[2].message,

@@ -1,20 +1,22 @@
 /**
  * `toolwright exec`: drives the runtime from another program over JSON lines. In on stdin: `tool_use`
- * blocks, assistant messages (their tool_use blocks form one batch), `permission_response` and `abort`.
- * Out on stdout, one JSON object per line and nothing else: `ready` (first, with the session id),
- * `progress`, `permission_request`, `tool_result` (with `duration_ms`) and `error` (a bad input line, by
- * number). Logs go to stderr. EOF finishes what runs, then exits 0; SIGINT/SIGTERM interrupt like an
+ * blocks, assistant messages (their tool_use blocks form one batch), `permission_response`,
+ * `elicitation_response` and `abort`. Out on stdout, one JSON object per line and nothing else: `ready`
+ * (first, with the session id), `progress`, `permission_request`, `elicitation_request` (an MCP server's
+ * question), `tool_result` (with `duration_ms`) and `error` (a bad input line, by number). Logs go to stderr. EOF finishes what runs, then exits 0; SIGINT/SIGTERM interrupt like an
  * abort, flush every result, then exit. An error cascade stays within one assistant message; lone tool_use
  * lines streamed while a call of theirs still runs count as one message.
  */
 import { Command, Options } from "@effect/cli"
 import * as NodeStream from "@effect/platform-node/NodeStream"
+import { McpElicitation } from "@toolwright/mcp"
 import { Message, PermissionPrompter, StreamingToolExecutor, ToolOrchestration } from "@toolwright/core"
 import type { Settings, ToolUseContext } from "@toolwright/core"
 import { Effect, Fiber, Layer, Option, ParseResult, Schema, Stream } from "effect"
 import { UsageError } from "../CliError.js"
 import * as CliOptions from "../CliOptions.js"
 import { makeSession, runtimeLayerWith } from "../CliRuntime.js"
+import * as JsonLinesElicitation from "../JsonLinesElicitation.js"
 import * as JsonLinesPrompter from "../JsonLinesPrompter.js"
 
 /** Where exec reads its lines and writes its output; the command wires stdin/stdout, tests their own. */
@@ -65,7 +67,7 @@ export const eventLine = (event: Message.RuntimeEvent): Record<string, unknown> 
 }
 
 const EXPECTED =
-  "expected a tool_use block, an assistant message ({\"role\":\"assistant\",\"content\":[...]}), a permission_response or {\"type\":\"abort\"}"
+  "expected a tool_use block, an assistant message ({\"role\":\"assistant\",\"content\":[...]}), a permission_response, an elicitation_response or {\"type\":\"abort\"}"
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -80,6 +82,7 @@ type Parsed =
     readonly problems: ReadonlyArray<string>
   }
   | { readonly _tag: "Answer"; readonly response: JsonLinesPrompter.PermissionResponse }
+  | { readonly _tag: "ElicitationAnswer"; readonly response: JsonLinesElicitation.ElicitationResponse }
   | { readonly _tag: "Abort" }
   | { readonly _tag: "Invalid"; readonly problem: string }
   | { readonly _tag: "Blank" }
@@ -160,6 +163,36 @@ export const parseLine = (text: string): Parsed => {
         }
       }
     }
+    case "elicitation_response": {
+      if (typeof value.id !== "string" || value.id === "") {
+        return {
+          _tag: "Invalid",
+          problem: "the elicitation_response has no string `id` (the id of the elicitation_request it answers)"
+        }
+      }
+      if (value.action !== "accept" && value.action !== "decline" && value.action !== "cancel") {
+        return {
+          _tag: "Invalid",
+          problem: `the elicitation_response's \`action\` must be "accept", "decline" or "cancel", not ${
+            JSON.stringify(value.action)
+          }`
+        }
+      }
+      if (value.content !== undefined && !isRecord(value.content)) {
+        return {
+          _tag: "Invalid",
+          problem: "the elicitation_response's `content` must be an object of the requested fields, e.g. {\"name\":\"gear\"}"
+        }
+      }
+      return {
+        _tag: "ElicitationAnswer",
+        response: {
+          id: value.id,
+          action: value.action,
+          ...(value.action === "accept" && value.content !== undefined ? { content: value.content } : {})
+        }
+      }
+    }
     case "abort":
       return { _tag: "Abort" }
     case undefined:
@@ -177,9 +210,14 @@ export const run = (
   context: ToolUseContext.ToolUseContext,
   io: Io,
   options: { readonly cascade?: ToolOrchestration.CascadePolicy } = {}
-): Effect.Effect<void, never, ToolOrchestration.ToolOrchestration | JsonLinesPrompter.JsonLinesPrompter> =>
+): Effect.Effect<
+  void,
+  never,
+  ToolOrchestration.ToolOrchestration | JsonLinesPrompter.JsonLinesPrompter | JsonLinesElicitation.JsonLinesElicitation
+> =>
   Effect.scoped(Effect.gen(function*() {
     const prompter = yield* JsonLinesPrompter.JsonLinesPrompter
+    const elicitation = yield* JsonLinesElicitation.JsonLinesElicitation
     // One executor for the session. As in Claude Code, a cascade reaches only the calls of the failing call's
     // assistant message: an assistant message line is one message, and lone tool_use lines join the message
     // being streamed while a call of it still waits for its result (once all are out, the model has moved on);
@@ -208,6 +246,11 @@ export const run = (
       // In the scope, not under this fiber: an interrupted loop must still flush every result through it.
       Effect.forkScoped
     )
+    // MCP servers' questions may come at any time, also before the first call (a server eliciting on connect).
+    yield* elicitation.requests.pipe(
+      Stream.runForEach((request) => io.write(encodeLine(request))),
+      Effect.forkScoped
+    )
 
     const handle = (line: number, text: string): Effect.Effect<void> => {
       const parsed = parseLine(text)
@@ -218,7 +261,10 @@ export const run = (
           return error(line, parsed.problem)
         case "Abort":
           streamedOpen.clear()
-          return Effect.zipRight(prompter.denyPending("the session was aborted"), executor.abort)
+          return Effect.zipRight(
+            Effect.zipRight(prompter.denyPending("the session was aborted"), elicitation.cancelPending),
+            executor.abort
+          )
         case "Answer":
           return Effect.flatMap(prompter.answer(parsed.response), (answered) =>
             answered
@@ -227,6 +273,12 @@ export const run = (
                 line,
                 `no permission_request is waiting for tool_use_id ${JSON.stringify(parsed.response.toolUseId)}`
               ))
+        case "ElicitationAnswer":
+          // An answer for a request the server withdrew (or the abort cancelled) comes too late, not wrong.
+          return Effect.flatMap(
+            elicitation.answer(parsed.response),
+            (outcome) => outcome._tag === "Rejected" ? error(line, outcome.problem) : Effect.void
+          )
         case "Calls":
           return Effect.gen(function*() {
             for (const problem of parsed.problems) yield* error(line, problem)
@@ -254,8 +306,10 @@ export const run = (
     let lineNumber = 0
     yield* Effect.gen(function*() {
       yield* io.lines.pipe(Stream.runForEach((text) => handle(++lineNumber, text)))
-      // EOF: nobody is left to answer permission requests, so they are denied; what runs finishes.
+      // EOF: nobody is left to answer permission requests or MCP servers' questions, so they are denied or
+      // cancelled; what runs finishes.
       yield* prompter.close("stdin was closed")
+      yield* elicitation.close
       yield* executor.end
       yield* Fiber.join(writer)
     }).pipe(
@@ -263,6 +317,7 @@ export const run = (
       Effect.onInterrupt(() =>
         Effect.gen(function*() {
           yield* prompter.close("the session was interrupted")
+          yield* elicitation.close
           yield* executor.abort
           yield* executor.end
           yield* Fiber.join(writer)
@@ -347,9 +402,16 @@ export const command = Command.make(
       yield* Effect.sync(() => process.stdout.once("error", () => process.kill(process.pid, "SIGTERM")))
       const session = yield* makeSession(options, Option.getOrUndefined(options.sessionId))
       const { prompter, service } = yield* JsonLinesPrompter.make
+      const questions = yield* JsonLinesElicitation.make
       const layer = ToolOrchestration.layer.pipe(
-        Layer.provide(runtimeLayerWith(Layer.succeed(PermissionPrompter.PermissionPrompter, prompter), options)),
-        Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service))
+        Layer.provide(
+          runtimeLayerWith(Layer.succeed(PermissionPrompter.PermissionPrompter, prompter), options).pipe(
+            // The MCP servers' questions go to the peer too (McpClientManager reads McpElicitation).
+            Layer.provide(Layer.succeed(McpElicitation.McpElicitation, questions.elicitation))
+          )
+        ),
+        Layer.merge(Layer.succeed(JsonLinesPrompter.JsonLinesPrompter, service)),
+        Layer.merge(Layer.succeed(JsonLinesElicitation.JsonLinesElicitation, questions.service))
       )
       const cascade = yield* cascadeFromSettings(session.settings)
       yield* run(session.context, stdio, cascade === undefined ? {} : { cascade }).pipe(
@@ -361,6 +423,6 @@ export const command = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Run tool calls from JSON lines on stdin (tool_use blocks, assistant messages, permission_response, abort) and print events as JSON lines"
+    "Run tool calls from JSON lines on stdin (tool_use blocks, assistant messages, permission_response, elicitation_response, abort) and print events as JSON lines"
   )
 )
