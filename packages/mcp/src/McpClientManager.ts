@@ -25,7 +25,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { InputValidator, type Message, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
 import type { ToolUseContext as ToolUseContextModule } from "@toolwright/core"
-import { Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option, Predicate, Runtime, Schema } from "effect"
+import { Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option, Predicate, Runtime, type RuntimeFlags, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -209,6 +209,136 @@ interface ToolEntry {
 type ProgressParams = ProgressNotification["params"]
 
 const InputRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+type SdkCallResult = Awaited<ReturnType<Client["callTool"]>>
+
+/** A call that did not get a result: what went wrong, and on which client (a reconnect replaces it). */
+interface AttemptFailure {
+  readonly error: unknown
+  readonly client: Client
+}
+
+/**
+ * One call in flight: its progress listener (progress is read off the transport under our own token: the
+ * SDK dispatches notifications a tick late and drops any that arrive just before the response), its idle
+ * timer (reset by each progress report) and its cancellation, as plain callbacks. This is on every call's
+ * path, and each fiber, controller or listener costs microseconds; the fiber that reports progress is made
+ * only when a server reports some.
+ */
+/**
+ * What the SDK's `Protocol.request` reads of a call's AbortSignal: `aborted`, `reason`, `throwIfAborted()` and
+ * one `abort` listener, which sends notifications/cancelled and rejects the call. Node's AbortSignal is an
+ * EventTarget that costs ~6 µs to make, a fifth of a small call's whole way through the pipeline; the
+ * interruption tests cancel through this one.
+ */
+class CallSignal {
+  aborted = false
+  reason: unknown = undefined
+  listeners: Array<() => void> | undefined = undefined
+
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason
+  }
+  addEventListener(type: string, listener: () => void): void {
+    if (type === "abort") (this.listeners ??= []).push(listener)
+  }
+  removeEventListener(type: string, listener: () => void): void {
+    if (type === "abort") this.listeners = this.listeners?.filter((entry) => entry !== listener)
+  }
+  abort(): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = new DOMException("This operation was aborted", "AbortError")
+    for (const listener of this.listeners ?? []) listener()
+  }
+}
+
+class PendingCall {
+  readonly token = `toolwright-${nextProgressToken++}`
+  readonly cancel = new CallSignal()
+  lastActivity = Date.now()
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+  reports: Array<Fiber.RuntimeFiber<void>> | undefined = undefined
+  report: ((effect: Effect.Effect<void, never, ToolProgress.ToolProgress>) => Fiber.RuntimeFiber<void>) | undefined =
+    undefined
+  done = false
+
+  constructor(
+    readonly connection: Connection,
+    readonly client: Client,
+    readonly fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    readonly runtimeFlags: RuntimeFlags.RuntimeFlags,
+    readonly timeoutMs: number,
+    readonly resume: (effect: Effect.Effect<SdkCallResult, AttemptFailure>) => void
+  ) {}
+
+  /** Sends the call; the returned effect is its canceler (the SDK then sends notifications/cancelled). */
+  start(name: string, args: Record<string, unknown>): Effect.Effect<void> {
+    this.connection.progress.set(this.token, (progress) => {
+      this.lastActivity = Date.now()
+      this.report ??= Runtime.runFork(Runtime.make({
+        context: this.fiber.currentContext as Context.Context<ToolProgress.ToolProgress>,
+        fiberRefs: this.fiber.getFiberRefs(),
+        runtimeFlags: this.runtimeFlags
+      }))
+      ;(this.reports ??= []).push(this.report(ToolProgress.report({
+        progress: progress.progress,
+        ...(progress.total !== undefined ? { total: progress.total } : {}),
+        ...(progress.message !== undefined ? { message: progress.message } : {})
+      })))
+    })
+    this.arm(Math.min(this.timeoutMs, MAX_TIMER_MS))
+    this.client.callTool({ name, arguments: args, _meta: { progressToken: this.token } }, undefined, {
+      signal: this.cancel as unknown as AbortSignal,
+      timeout: MAX_TIMER_MS
+    }).then(
+      (result) => this.finish(Effect.succeed(result)),
+      (error) => this.finish(Effect.fail({ error, client: this.client }))
+    )
+    return Effect.sync(() => {
+      if (this.settle()) this.cancel.abort()
+    })
+  }
+
+  /** The call's limit, counted from its last sign of life. */
+  arm(delay: number): void {
+    this.timer = setTimeout(() => {
+      const remaining = this.lastActivity + this.timeoutMs - Date.now()
+      if (remaining > 0) return this.arm(Math.min(remaining, MAX_TIMER_MS))
+      this.finish(Effect.fail({ error: new McpError(ErrorCode.RequestTimeout, "Request timed out"), client: this.client }))
+      // Tells the server to stop (notifications/cancelled).
+      this.cancel.abort()
+    }, delay)
+  }
+
+  /** Ends the call's bookkeeping once; false when it had already ended. */
+  settle(): boolean {
+    if (this.done) return false
+    this.done = true
+    clearTimeout(this.timer)
+    this.connection.progress.delete(this.token)
+    return true
+  }
+
+  /** The outcome, after the progress reports already sent have reached the pipeline. */
+  finish(outcome: Effect.Effect<SdkCallResult, AttemptFailure>): void {
+    if (!this.settle()) return
+    this.resume(this.reports === undefined ? outcome : Effect.zipRight(Fiber.joinAll(this.reports), outcome))
+  }
+}
+
+/** Where a call's binary content is saved; the path is worked out only for a result that has some. */
+class SessionBlobSink implements McpContent.BlobSink {
+  constructor(readonly context: ToolUseContextModule.ToolUseContext) {}
+  // One path segment each, as the result store does: `..` in an id cannot leave the project dir, and two ids
+  // never share a file.
+  get directory(): string {
+    return path.join(this.context.projectDir, ToolResultStorage.safeSegment(this.context.sessionId), "mcp-output")
+  }
+  get prefix(): string {
+    return ToolResultStorage.safeSegment(this.context.toolUseId)
+  }
+}
 
 /** Builds the manager; its connections close when the scope does. */
 export const make = (options: Options) =>
@@ -553,124 +683,113 @@ export const make = (options: Options) =>
       return new McpToolCallError({ server: name, tool: toolName, message })
     }
 
+    /** One try of a call on the connection's current client: the SDK's result, or the error and the client. */
+    const attempt = (
+      connection: Connection,
+      mcpToolName: string,
+      toolName: string,
+      args: Record<string, unknown>
+    ): Effect.Effect<SdkCallResult, McpToolCallError | AttemptFailure, ToolProgress.ToolProgress> =>
+      Effect.withFiberRuntime((fiber, status) => {
+        const client = connection.client
+        if (connection.state !== "connected" || client === undefined) return notConnected(connection, toolName)
+        return Effect.async<SdkCallResult, AttemptFailure>((resume) => new PendingCall(
+          connection,
+          client,
+          fiber,
+          status.runtimeFlags,
+          toolTimeoutMs,
+          resume
+        ).start(mcpToolName, args))
+      })
+
+    /**
+     * A call to a server tool. On every call's path, so the way through is kept short: one fiber-runtime
+     * read, one `Effect.async` (the call's listeners, timer and cancellation are plain callbacks, see
+     * `PendingCall`) and one `matchEffect`; the failure cases (reconnecting, 401, a forgotten session, a
+     * timeout) are Effects built only when a call fails.
+     */
     const callTool = (
       connection: Connection,
       mcpToolName: string,
       toolName: string,
       args: Record<string, unknown>,
       context: ToolUseContextModule.ToolUseContext
-    ): Effect.Effect<Message.ToolResultContent, McpToolCallError, ToolProgress.ToolProgress> =>
-      Effect.gen(function*() {
-        const serverName = connection.entry.name
-        if (connection.state !== "connected" && connection.inFlight !== undefined) {
-          yield* Deferred.await(connection.inFlight).pipe(Effect.timeout(Duration.millis(connectTimeoutMs)), Effect.ignore)
-        }
-        // Progress is read off the transport with our own token: the SDK dispatches notifications a tick
-        // late and drops any that arrive just before the response. Each report resets the idle timeout.
-        const runFork = Runtime.runFork(yield* Effect.runtime<ToolProgress.ToolProgress>())
-        const reports: Array<Fiber.RuntimeFiber<void>> = []
-        const progressToken = `toolwright-${nextProgressToken++}`
-        let lastActivity = Date.now()
-        const onProgress = (progress: ProgressParams) => {
-          lastActivity = Date.now()
-          reports.push(runFork(ToolProgress.report({
-            progress: progress.progress,
-            ...(progress.total !== undefined ? { total: progress.total } : {}),
-            ...(progress.message !== undefined ? { message: progress.message } : {})
-          })))
-        }
-        // The call's limit, reset by each progress notification. A plain timer rather than a racing fiber,
-        // and Effect.async with one AbortController rather than tryPromise's signal plus a second controller:
-        // this is on every call's path, and each fiber, controller or listener costs microseconds.
-        const callWithIdleTimeout = (client: Client) =>
-          Effect.async<Awaited<ReturnType<Client["callTool"]>>, { error: unknown; client: Client | undefined }>(
-            (resume) => {
-              const cancel = new AbortController()
-              let timer: ReturnType<typeof setTimeout> | undefined
-              const check = () => {
-                const remaining = lastActivity + toolTimeoutMs - Date.now()
-                if (remaining > 0) {
-                  timer = setTimeout(check, Math.min(remaining, MAX_TIMER_MS))
-                  return
-                }
-                resume(Effect.fail({ error: new McpError(ErrorCode.RequestTimeout, "Request timed out"), client }))
-                // Tells the server to stop (notifications/cancelled).
-                cancel.abort()
-              }
-              timer = setTimeout(check, Math.min(toolTimeoutMs, MAX_TIMER_MS))
-              client.callTool({ name: mcpToolName, arguments: args, _meta: { progressToken } }, undefined, {
-                signal: cancel.signal,
-                timeout: MAX_TIMER_MS
-              }).then(
-                (result) => resume(Effect.succeed(result)),
-                (error) => resume(Effect.fail({ error, client }))
-              ).finally(() => clearTimeout(timer))
-              // Interrupted (the user, a cascade): the SDK sends notifications/cancelled and rejects.
-              return Effect.sync(() => cancel.abort())
-            }
+    ): Effect.Effect<Message.ToolResultContent, McpToolCallError, ToolProgress.ToolProgress> => {
+      const finish = (result: SdkCallResult) => succeeded(connection, mcpToolName, toolName, context, result)
+      const first = attempt(connection, mcpToolName, toolName, args)
+      const call = Effect.matchEffect(first, {
+        onSuccess: finish,
+        onFailure: (failure) => failed(connection, toolName, failure, () => Effect.flatMap(first, finish))
+      })
+      // Still connecting (start-up, a reconnect): wait for that attempt, bounded, before trying.
+      return Effect.suspend(() =>
+        connection.state !== "connected" && connection.inFlight !== undefined
+          ? Effect.zipRight(
+            Deferred.await(connection.inFlight).pipe(Effect.timeout(Duration.millis(connectTimeoutMs)), Effect.ignore),
+            call
           )
-        const attempt = Effect.gen(function*() {
-          const client = connection.client
-          if (connection.state !== "connected" || client === undefined) return yield* notConnected(connection, toolName)
-          lastActivity = Date.now()
-          connection.progress.set(progressToken, onProgress)
-          return yield* callWithIdleTimeout(client).pipe(
-            Effect.ensuring(Effect.sync(() => connection.progress.delete(progressToken)))
-          )
-        }).pipe(
-          Effect.ensuring(Effect.suspend(() => (reports.length === 0 ? Effect.void : Fiber.joinAll(reports))))
-        )
-        const first = yield* Effect.either(attempt)
-        let result
-        if (first._tag === "Right") {
-          result = first.right
-        } else if (first.left instanceof McpToolCallError) {
-          return yield* first.left
-        } else {
-          const { client, error } = first.left
-          const status = httpStatus(error)
-          if (status === 401 && client !== undefined) {
-            connection.retired.add(client)
-            connection.client = undefined
-            connection.state = "needs-auth"
-            connection.error = `the server answered HTTP 401: ${messageOf(error)}`
-            changed()
-            void client.close().catch(() => undefined)
-            return yield* notConnected(connection, toolName)
-          }
-          if ((status === 404 || status === 400) && connection.entry.config.type === "http") {
-            // The server forgot our session (it restarted): initialise a new one and send the call again.
-            yield* connect(connection)
-            const second = yield* Effect.either(attempt)
-            if (second._tag === "Right") result = second.right
-            else if (second.left instanceof McpToolCallError) return yield* second.left
-            else return yield* callFailure(connection, toolName, second.left.error)
-          } else {
-            return yield* callFailure(connection, toolName, error)
-          }
-        }
-        // The SDK has checked the result against CallToolResultSchema. Servers on the 2024-10-07 protocol
-        // answer `{ toolResult }`, which that schema keeps beside an empty content list: that is the result.
-        const checked = result as McpContent.CallResult
-        const normalized: McpContent.CallResult = "toolResult" in result && (checked.content ?? []).length === 0 &&
-            checked.structuredContent === undefined
-          ? { content: [], structuredContent: result.toolResult, isError: false }
-          : checked
-        if (normalized.isError === true) {
-          return yield* new McpToolCallError({
+          : call
+      )
+    }
+
+    const succeeded = (
+      connection: Connection,
+      mcpToolName: string,
+      toolName: string,
+      context: ToolUseContextModule.ToolUseContext,
+      result: SdkCallResult
+    ): Effect.Effect<Message.ToolResultContent, McpToolCallError> => {
+      const serverName = connection.entry.name
+      // The SDK has checked the result against SdkCallResultSchema. Servers on the 2024-10-07 protocol
+      // answer `{ toolResult }`, which that schema keeps beside an empty content list: that is the result.
+      const checked = result as McpContent.CallResult
+      const normalized: McpContent.CallResult = "toolResult" in result && (checked.content ?? []).length === 0 &&
+          checked.structuredContent === undefined
+        ? { content: [], structuredContent: result.toolResult, isError: false }
+        : checked
+      if (normalized.isError === true) {
+        return Effect.fail(
+          new McpToolCallError({
             server: serverName,
             tool: toolName,
             message: McpContent.errorText(normalized, serverName, mcpToolName)
           })
-        }
-        return McpContent.toToolResultContent(normalized, serverName, {
-          // One path segment each, as the result store does: `..` in an id cannot leave the project dir, and
-          // two ids never share a file.
-          directory: path.join(context.projectDir, ToolResultStorage.safeSegment(context.sessionId), "mcp-output"),
-          prefix: ToolResultStorage.safeSegment(context.toolUseId)
-        })
-      })
+        )
+      }
+      return Effect.succeed(McpContent.toToolResultContent(normalized, serverName, new SessionBlobSink(context)))
+    }
 
+    const failed = (
+      connection: Connection,
+      toolName: string,
+      failure: McpToolCallError | AttemptFailure,
+      again: () => Effect.Effect<Message.ToolResultContent, McpToolCallError | AttemptFailure, ToolProgress.ToolProgress>
+    ): Effect.Effect<Message.ToolResultContent, McpToolCallError, ToolProgress.ToolProgress> =>
+      Effect.gen(function*() {
+        if (failure instanceof McpToolCallError) return yield* failure
+        const { client, error } = failure
+        const status = httpStatus(error)
+        if (status === 401) {
+          connection.retired.add(client)
+          connection.client = undefined
+          connection.state = "needs-auth"
+          connection.error = `the server answered HTTP 401: ${messageOf(error)}`
+          changed()
+          void client.close().catch(() => undefined)
+          return yield* notConnected(connection, toolName)
+        }
+        if ((status === 404 || status === 400) && connection.entry.config.type === "http") {
+          // The server forgot our session (it restarted): initialise a new one and send the call once more.
+          yield* connect(connection)
+          return yield* Effect.catchIf(
+            again(),
+            (second): second is AttemptFailure => !(second instanceof McpToolCallError),
+            (second) => callFailure(connection, toolName, second.error)
+          )
+        }
+        return yield* callFailure(connection, toolName, error)
+      })
     const callFailure = (connection: Connection, toolName: string, error: unknown) => {
       const name = connection.entry.name
       let message: string

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeContext } from "@effect/platform-node"
 import { Message, ToolRegistry, ToolResultStorage, ToolRuntime, ToolUseContext } from "@toolwright/core"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -290,6 +290,21 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
         state = manager.servers()[0].state
       }
       assert.strictEqual(state, "connected")
+      const again = yield* call(context, "mcp__scripted__slow", { ms: 50 })
+      assert.strictEqual(again.result.content, "slept 50 ms")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("interrupting a call cancels it on the server (notifications/cancelled), and the next call runs", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(call(context, "mcp__scripted__wait-for-cancel", {}))
+      yield* Effect.sleep("200 millis")
+      yield* Fiber.interrupt(fiber)
+      let reasons = ""
+      for (let i = 0; i < 100 && reasons !== `["AbortError: This operation was aborted"]`; i++) {
+        reasons = Message.contentText((yield* call(context, "mcp__scripted__cancellations", {})).result.content)
+        if (reasons === "[]") yield* Effect.sleep("20 millis")
+      }
+      assert.strictEqual(reasons, `["AbortError: This operation was aborted"]`)
       const again = yield* call(context, "mcp__scripted__slow", { ms: 50 })
       assert.strictEqual(again.result.content, "slept 50 ms")
     }).pipe(Effect.provide(layer)))
