@@ -809,7 +809,10 @@ export const make = (options: Options) =>
             : `Run \`toolwright mcp login ${name}\` to grant it, then try again.`)
       } else if (connection.unresponsive !== undefined) {
         message = `MCP server "${name}" stopped answering while ${toolName} was running: ${connection.unresponsive}. ` +
-          `toolwright is reconnecting to it; try again shortly, or check the server (toolwright mcp get ${name}).`
+          (reconnectPolicy.maxAttempts > 0
+            ? `toolwright is reconnecting to it; try again shortly, or check the server (toolwright mcp get ${name}).`
+            : `This session does not reconnect to servers (reconnect attempts: 0); check the server (toolwright mcp ` +
+              `get ${name}) and start a new session.`)
       } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
         const tail = stderrTail(connection.logFile, connection.logOffset).split("\n").slice(-3).join("\n")
         message = `MCP server "${name}" closed the connection while ${toolName} was running.` +

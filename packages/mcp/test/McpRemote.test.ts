@@ -178,8 +178,8 @@ describe("McpClientManager over streamable HTTP", () => {
       assert.strictEqual(
         failed.text,
         `<tool_use_error>MCP server "web" stopped answering while mcp__web__sleep-silently was running: its ` +
-          `connection broke during a ping: fetch failed. toolwright is reconnecting to it; try again shortly, or ` +
-          `check the server (toolwright mcp get web).</tool_use_error>`
+          `connection broke during a ping: fetch failed. This session does not reconnect to servers (reconnect ` +
+          `attempts: 0); check the server (toolwright mcp get web) and start a new session.</tool_use_error>`
       )
       assert.strictEqual(manager.servers()[0].error, "connection lost: fetch failed")
     }))
@@ -242,8 +242,8 @@ describe("McpClientManager over SSE and WebSocket", () => {
       assert.strictEqual(
         failed.text,
         `<tool_use_error>MCP server "legacy" stopped answering while mcp__legacy__trigger-long-running-operation was ` +
-          `running: it did not answer a ping within 700 ms. toolwright is reconnecting to it; try again shortly, or ` +
-          `check the server (toolwright mcp get legacy).</tool_use_error>`
+          `running: it did not answer a ping within 700 ms. This session does not reconnect to servers (reconnect ` +
+          `attempts: 0); check the server (toolwright mcp get legacy) and start a new session.</tool_use_error>`
       )
     }))
 
