@@ -327,6 +327,20 @@ class PendingCall {
   }
 }
 
+/**
+ * The fetch of an HTTP or SSE server's requests. A 403 insufficient_scope needs a login with the larger scope
+ * (step-up), which the SDK cannot do without a person: the call fails, and the scope is noted so the failure
+ * can name it and `toolwright mcp login` asks for it.
+ */
+const scopeWatchingFetch = (connection: Connection) => async (url: string | URL, init?: RequestInit): Promise<Response> => {
+  const response = await fetch(url, init)
+  if (response.status === 403) {
+    const { error, scope } = extractWWWAuthenticateParams(response)
+    if (error === "insufficient_scope" && scope !== undefined) connection.insufficientScope = scope
+  }
+  return response
+}
+
 /** Where a call's binary content is saved; the path is worked out only for a result that has some. */
 class SessionBlobSink implements McpContent.BlobSink {
   constructor(readonly context: ToolUseContextModule.ToolUseContext) {}
@@ -427,16 +441,7 @@ export const make = (options: Options) =>
             transport: new StreamableHTTPClientTransport(new URL(config.url), {
               requestInit: { headers: { ...config.headers } },
               ...authOption(connection.entry.name, config),
-              // A 403 insufficient_scope needs a login with the larger scope (step-up); the SDK's own retry
-              // cannot do it without a person, so the call fails: the scope is noted to say so.
-              fetch: async (url, init) => {
-                const response = await fetch(url, init)
-                if (response.status === 403) {
-                  const { error, scope } = extractWWWAuthenticateParams(response)
-                  if (error === "insufficient_scope" && scope !== undefined) connection.insufficientScope = scope
-                }
-                return response
-              },
+              fetch: scopeWatchingFetch(connection),
               // A stream the server closes cleanly is resumed (honouring its `retry`); a broken one is
               // detected by the errors below and the connection is closed at once.
               reconnectionOptions: {
@@ -454,6 +459,8 @@ export const make = (options: Options) =>
             transport: new SSEClientTransport(new URL(config.url), {
               requestInit: { headers: { ...config.headers } },
               ...authOption(connection.entry.name, config),
+              // The calls' POSTs; the event stream has its own fetch below.
+              fetch: scopeWatchingFetch(connection),
               eventSourceInit: {
                 fetch: (url, init) =>
                   fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...config.headers } })
@@ -795,7 +802,10 @@ export const make = (options: Options) =>
       let message: string
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         message = `MCP server "${name}" did not answer ${toolName} within ${toolTimeoutMs} ms (MCP_TOOL_TIMEOUT).`
-      } else if (connection.insufficientScope !== undefined && connection.entry.config.type === "http") {
+      } else if (
+        connection.insufficientScope !== undefined &&
+        (connection.entry.config.type === "http" || connection.entry.config.type === "sse")
+      ) {
         const scope = connection.insufficientScope
         const config = connection.entry.config
         connection.insufficientScope = undefined
