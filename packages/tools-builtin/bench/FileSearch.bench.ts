@@ -14,7 +14,7 @@ import { Effect, Layer, ManagedRuntime } from "effect"
 import picomatch from "picomatch"
 import { GlobTool } from "../src/glob/GlobTool.js"
 import { buildArgs, GrepTool } from "../src/grep/GrepTool.js"
-import { commonArgs, rgPath } from "../src/internal/ripgrep.js"
+import { commonArgs, rgPath as findRg } from "../src/internal/ripgrep.js"
 import { ReadTool } from "../src/read/ReadTool.js"
 
 const DIRS = 500
@@ -60,6 +60,8 @@ const callTool = (name: string, input: unknown) =>
     if (event.result.is_error === true) throw new Error(`${name} failed: ${Message.contentText(event.result.content)}`)
     return event
   })
+
+const rgPath = await findRg()
 
 /** rg run directly, its whole stdout read, as a program using rg would. */
 const rgDirect = (args: ReadonlyArray<string>) =>

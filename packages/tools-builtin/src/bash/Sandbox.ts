@@ -7,9 +7,9 @@
  * them unsandboxed. Off by default: then it wraps nothing.
  */
 import type { SandboxRuntimeConfig } from "@anthropic-ai/sandbox-runtime"
-import { rgPath } from "@vscode/ripgrep"
 import { Context, Data, Effect, Layer, Schema } from "effect"
 import { ToolPlugin } from "@toolwright/core"
+import { rgPath } from "../internal/ripgrep.js"
 import { shellStateDir } from "./ShellProcess.js"
 
 /**
@@ -56,7 +56,7 @@ const make = (settings: Settings) =>
     if (settings.enabled !== true) return off
     // Loaded only when enabled: the runtime (and its TLS stack) would cost every start tens of milliseconds.
     const { SandboxManager } = yield* Effect.promise(() => ToolPlugin.importModule("@anthropic-ai/sandbox-runtime", () => import("@anthropic-ai/sandbox-runtime")))
-    const ripgrep = { command: settings.ripgrepCommand ?? rgPath }
+    const ripgrep = { command: settings.ripgrepCommand ?? (yield* Effect.promise(rgPath)) }
     const supported = SandboxManager.isSupportedPlatform()
     const dependencies = supported ? SandboxManager.checkDependencies(ripgrep) : { errors: ["an unsupported platform"] }
     if (dependencies.errors.length > 0) {

@@ -8,9 +8,9 @@
  */
 import { createRequire } from "node:module"
 import * as path from "node:path"
+import { ToolPlugin } from "@toolwright/core"
 import { Effect } from "effect"
-import type { Node as SyntaxNode } from "web-tree-sitter"
-import { Language, Parser } from "web-tree-sitter"
+import type { Parser, Node as SyntaxNode } from "web-tree-sitter"
 
 /** Lines longer than this are not analysed: they always ask. */
 export const MAX_COMMAND_LENGTH = 10_000
@@ -87,7 +87,9 @@ export interface Analysis {
 let parser: Parser | undefined
 let loading: Promise<Parser> | undefined
 
+// web-tree-sitter is loaded with the grammar, not at start-up: requiring it cost every start of the CLI ~8 ms.
 const loadParser = async (): Promise<Parser> => {
+  const { Language, Parser } = await ToolPlugin.importModule("web-tree-sitter", () => import("web-tree-sitter"))
   const require = createRequire(import.meta.url)
   const runtimeWasm = require.resolve("web-tree-sitter/tree-sitter.wasm")
   const bashWasm = path.join(path.dirname(require.resolve("tree-sitter-bash/package.json")), "tree-sitter-bash.wasm")

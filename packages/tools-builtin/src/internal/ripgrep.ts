@@ -5,12 +5,20 @@
  */
 import { spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
-import { ToolErrors, ToolProgress } from "@toolwright/core"
-import { rgPath } from "@vscode/ripgrep"
+import { ToolErrors, ToolPlugin, ToolProgress } from "@toolwright/core"
 import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 
-export { rgPath }
+let rgPathLoaded: Promise<string> | undefined
+
+/**
+ * Where the rg binary `@vscode/ripgrep` ships is, loaded at the first search: resolving the package (an ES
+ * module that looks up its platform package) cost every start of the CLI ~4 ms.
+ */
+export const rgPath = (): Promise<string> =>
+  rgPathLoaded ??= ToolPlugin.importModule("@vscode/ripgrep", () => import("@vscode/ripgrep")).then((module) =>
+    module.rgPath
+  )
 
 /** Version-control directories hidden from results even though hidden files are shown. */
 export const VCS_DIRECTORIES = [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"] as const
@@ -88,10 +96,17 @@ export const run = (
   options: RunOptions
 ): Effect.Effect<RunResult, ToolErrors.ToolError, Scope.Scope | ToolProgress.ToolProgress> =>
   Effect.gen(function*() {
+    const rg = yield* Effect.tryPromise({
+      try: rgPath,
+      catch: (error) =>
+        new ToolErrors.ToolError({
+          message: `Could not find ripgrep (the @vscode/ripgrep package): ${String(error)}. Reinstall toolwright.`
+        })
+    })
     const child = yield* Effect.acquireRelease(
       Effect.try({
-        try: () => spawn(rgPath, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] }),
-        catch: (error) => new ToolErrors.ToolError({ message: `Could not start ripgrep (${rgPath}): ${String(error)}` })
+        try: () => spawn(rg, args, { cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] }),
+        catch: (error) => new ToolErrors.ToolError({ message: `Could not start ripgrep (${rg}): ${String(error)}` })
       }),
       kill
     )
@@ -158,7 +173,7 @@ export const run = (
         if (stderr.length < MAX_STDERR_CHARS) stderr += chunk
       })
       child.on("error", (error) => {
-        const message = `ripgrep (${rgPath}) failed to run: ${error.message}`
+        const message = `ripgrep (${rg}) failed to run: ${error.message}`
         finish(Effect.fail(new ToolErrors.ToolError({ message })))
       })
       child.on("close", (code) =>

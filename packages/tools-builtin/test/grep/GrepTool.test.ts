@@ -6,11 +6,13 @@ import { Tool, ToolProgress } from "@toolwright/core"
 import { Effect, Fiber, Schedule } from "effect"
 import type { GrepInput } from "../../src/grep/GrepTool.js"
 import { GrepTool } from "../../src/grep/GrepTool.js"
-import { rgPath } from "../../src/internal/ripgrep.js"
+import { rgPath as findRg } from "../../src/internal/ripgrep.js"
 import { age, callTool, contextFor, tempDir, writeFiles } from "../support/runTool.js"
 
 const grep = (input: unknown, cwd: string, additionalDirectories: ReadonlyArray<string> = []) =>
   callTool([GrepTool], "Grep", input, contextFor(cwd, additionalDirectories))
+
+const rgPath = await findRg()
 
 /** Live rg processes started in `dir` (their cwd), read from /proc. */
 const rgProcessesIn = (dir: string): Array<number> =>
