@@ -229,6 +229,10 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       return yield* fail(joinLines(`Command timed out after ${seconds(timeoutMs)}`, renderOutput(output)))
     }
     const code = ShellProcess.exitCodeOf(result.status)
+    // `grep` finding nothing, `diff` finding differences: an answer, said in words when there is no output.
+    if (code === 1 && analysis.exitOneMeans !== undefined) {
+      return output.output === "" ? { ...output, output: analysis.exitOneMeans } : output
+    }
     if (code !== 0) {
       const shown = sandbox.enabled ? { ...output, output: sandbox.annotate(input.command, output.output) } : output
       return yield* fail(joinLines(`Exit code ${code}`, renderOutput(shown)))

@@ -82,6 +82,12 @@ export interface Analysis {
   readonly readOnly: boolean
   /** True when the line moves the shell (`cd`, `pushd`, `popd`): the session's next cwd depends on it. */
   readonly changesDirectory: boolean
+  /**
+   * What an exit status of 1 reports when it is a result rather than a failure (`No matches found` for grep):
+   * set only when the line is one command, or one pipeline ending in it, so the status is surely its own
+   * (`make && grep x` can exit 1 because make failed).
+   */
+  readonly exitOneMeans: string | undefined
 }
 
 let parser: Parser | undefined
@@ -961,6 +967,9 @@ interface Collector {
   setsVariables: boolean
   /** The first path argument whose directory was taken from before an expansion, for the check above. */
   expandedPath: string | undefined
+  /** The tree id of the command whose exit status is the line's (see `statusNode`), and that command. */
+  readonly statusNodeId: number | undefined
+  statusCommand: SimpleCommand | undefined
 }
 
 const markOpaque = (collector: Collector, reason: string) => {
@@ -1253,6 +1262,18 @@ const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
 }
 
 /** The paths a command's arguments name; records where a `cd` takes the shell, and marks what cannot be checked. */
+/** Commands whose write arguments are files they put content into (not ones they remove, move or change). */
+const CONTENT_WRITERS = new Set(["tee", "dd", "sort", "cp"])
+
+/**
+ * `/dev/null` and the terminal's streams as arguments, as in redirections: reading them (`diff /dev/null
+ * new.txt`, `cp /dev/null log`) or writing content into them (`tee /dev/null`) touches no file. Removing,
+ * moving or changing them (`rm /dev/null`, `chmod 777 /dev/null`) is not harmless and stays a subject.
+ */
+const isHarmlessArgument = (name: string, argument: PathArgument): boolean =>
+  HARMLESS_TARGETS.has(argument.path) && argument.pattern === undefined && argument.recursive !== true &&
+  (argument.access === "read" || CONTENT_WRITERS.has(name))
+
 const pathArguments = (name: string, stripped: Stripped, collector: Collector): ReadonlyArray<PathArgument> => {
   const isCd = name === "cd" || name === "pushd"
   if (!isCd && !PATH_SYNTAX.has(name) && name !== "find" && name !== "dd" && name !== "tar") return []
@@ -1276,6 +1297,7 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
       markOpaque(collector, argument)
       continue
     }
+    if (!isCd && isHarmlessArgument(name, argument)) continue
     if (word.value === undefined) collector.expandedPath ??= word.source
     if (collector.lostCwd !== undefined && isRelativeTarget(argument.path)) {
       markOpaque(collector, `${collector.lostCwd}, and ${word.source} is relative to it`)
@@ -1346,7 +1368,11 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
     case "command": {
       // namedChildren builds its array from the wasm tree on every read: read once.
       const children = node.namedChildren
+      const before = collector.commands.length
       simpleCommand(children, redirects, collector)
+      if (node.id === collector.statusNodeId && collector.commands.length > before) {
+        collector.statusCommand = collector.commands[collector.commands.length - 1]
+      }
       for (const child of children) if (child !== null) walkInner(child, collector)
       return
     }
@@ -1442,8 +1468,55 @@ const opaqueAnalysis = (reason: string): Analysis => ({
   redirects: [],
   opaque: reason,
   readOnly: false,
-  changesDirectory: false
+  changesDirectory: false,
+  exitOneMeans: undefined
 })
+
+/** The statements of a body, comments left out. */
+const statementsOf = (node: SyntaxNode): Array<SyntaxNode> =>
+  node.namedChildren.filter((child): child is SyntaxNode => child !== null && child.type !== "comment")
+
+/**
+ * The command whose exit status is the whole line's: the line's only statement, or the last command of its
+ * only pipeline (redirections around either do not change the status). Lists (`a && b`, `a; b`), negations,
+ * subshells and compound commands have none.
+ */
+const statusNode = (root: SyntaxNode): SyntaxNode | undefined => {
+  const unredirected = (node: SyntaxNode | undefined) =>
+    node?.type === "redirected_statement" ? node.childForFieldName("body") ?? undefined : node
+  const statements = statementsOf(root)
+  if (statements.length !== 1) return undefined
+  let node = unredirected(statements[0])
+  if (node?.type === "pipeline") node = unredirected(statementsOf(node).at(-1))
+  return node?.type === "command" || node?.type === "test_command" ? node : undefined
+}
+
+/**
+ * Exit status 1 of these commands is an answer, not a failure; Claude Code reads them the same way. Exit 2 or
+ * more is still an error (grep's "No such file", diff's "missing operand").
+ */
+const EXIT_ONE_MEANINGS: Readonly<Record<string, string>> = {
+  grep: "No matches found",
+  egrep: "No matches found",
+  fgrep: "No matches found",
+  rg: "No matches found",
+  diff: "Files differ",
+  test: "Condition is false",
+  "[": "Condition is false",
+  find: "Some directories were inaccessible"
+}
+
+const exitOneMeaning = (root: SyntaxNode, command: SimpleCommand | undefined): string | undefined => {
+  // `[ … ]` and `[[ … ]]` are their own kind of node, with no simple command inside.
+  if (command === undefined) {
+    const only = statementsOf(root)[0]
+    return only?.type === "test_command" ? EXIT_ONE_MEANINGS.test : undefined
+  }
+  // xargs exits 1 for its own errors (its commands' failures are 123).
+  if (command.wrappers.includes("xargs")) return undefined
+  const name = command.words[0]
+  return name === undefined ? undefined : EXIT_ONE_MEANINGS[path.basename(name)]
+}
 
 /** Recent analyses: the policy, the scheduler and the tool each ask about the same line in one call. */
 const recent = new Map<string, Analysis>()
@@ -1481,7 +1554,9 @@ const analyzeUncached = (command: string): Analysis => {
       cdInLoop: false,
       loops: 0,
       setsVariables: false,
-      expandedPath: undefined
+      expandedPath: undefined,
+      statusNodeId: root.hasError ? undefined : statusNode(root)?.id,
+      statusCommand: undefined
     }
     if (root.hasError) markOpaque(collector, "the command could not be parsed (unbalanced quotes or syntax error)")
     walk(root, [], collector)
@@ -1506,7 +1581,8 @@ const analyzeUncached = (command: string): Analysis => {
       redirects,
       opaque: collector.opaque,
       readOnly,
-      changesDirectory: collector.changesDirectory
+      changesDirectory: collector.changesDirectory,
+      exitOneMeans: collector.statusNodeId === undefined ? undefined : exitOneMeaning(root, collector.statusCommand)
     }
   } finally {
     tree.delete()

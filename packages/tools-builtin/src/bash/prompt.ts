@@ -32,7 +32,9 @@ Usage notes:
 - Write a clear, concise description of what the command does in 5-10 words.
 - stdout and stderr are returned together, in the order they were written. Output longer than ${limits.maxOutputChars}
   characters is cut in the middle; the full output is saved to a file whose path the result gives.
-- A command that exits with a non-zero status is reported as an error starting with "Exit code N".
+- A command that exits with a non-zero status is reported as an error starting with "Exit code N". Exit status 1 of
+  grep, rg, diff, test/[ or find, when it is the whole command or ends its only pipeline, is an answer instead
+  ("No matches found", the differences, "Condition is false").
 - Set run_in_background to true for long-running commands (servers, watchers, long builds): the call returns at
   once with a task id; read the output with TaskOutput and stop the task with TaskStop. Do not append "&".
 - Prefer the dedicated tools over shell equivalents: Glob instead of find or ls, Grep instead of grep or rg,

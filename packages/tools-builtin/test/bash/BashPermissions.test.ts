@@ -188,6 +188,19 @@ describe("Bash under permission rules", () => {
         yield* asksOutside(context, dir, cases)
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("/dev/null as an argument: read or written into, it is no file outside; removed or changed, it asks", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.writeFileSync(path.join(dir, "new.txt"), "one\n")
+        const context = ruled(dir, { allow: ["Bash(echo:*)", "Bash(tee:*)", "Bash(cp:*)", "Bash(wc:*)"] })
+        const diff = yield* call("Bash", { command: "diff /dev/null new.txt" }, context)
+        assert.strictEqual(diff.text, "0a1\n> one")
+        assert.strictEqual((yield* call("Bash", { command: "echo hi | tee /dev/null" }, context)).text, "hi")
+        const truncated = yield* call("Bash", { command: "cp /dev/null new.txt && wc -c < new.txt" }, context)
+        assert.strictEqual(truncated.text, "0", truncated.text)
+        yield* asksOutside(context, dir, [["rm -f /dev/null", "/dev/null"], ["chmod 666 /dev/null", "/dev/null"]])
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("a symlink inside the working directory that points outside asks, also through ..", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

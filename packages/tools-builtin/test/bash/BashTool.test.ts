@@ -44,6 +44,41 @@ describe("Bash: running commands", () => {
       assert.strictEqual(killed.text, "<tool_use_error>Exit code 137</tool_use_error>")
     }).pipe(Effect.provide(runtimeLayer())))
 
+  it.scopedLive("exit 1 of grep, diff, test and find as the line's last command is an answer, not an error", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      fs.writeFileSync(`${dir}/a.txt`, "alpha\n")
+      fs.writeFileSync(`${dir}/b.txt`, "beta\n")
+      const answers: Array<readonly [string, string]> = [
+        ["grep nothing a.txt", "No matches found"],
+        ["cat a.txt | grep -c nothing", "0"],
+        ["grep nothing a.txt > found.txt", "No matches found"],
+        ["diff a.txt b.txt", "1c1\n< alpha\n---\n> beta"],
+        ["test -d a.txt", "Condition is false"],
+        ["[ -e missing ]", "Condition is false"],
+        ["[[ -e missing ]]", "Condition is false"],
+        ["timeout 5 grep nothing a.txt", "No matches found"]
+      ]
+      for (const [command, text] of answers) {
+        const result = yield* bash({ command }, session(dir))
+        assert.strictEqual(result.result.is_error, undefined, command)
+        assert.strictEqual(result.text, text, command)
+      }
+      // Exit 2 is grep's own error; after && or ; the 1 may be another command's; a negation inverts; and exit 1
+      // of anything else is a failure.
+      const failures: Array<readonly [string, string]> = [
+        ["grep alpha missing.txt", "Exit code 2\ngrep: missing.txt: No such file or directory"],
+        ["false && grep alpha a.txt", "Exit code 1"],
+        ["grep nothing a.txt; true; grep nothing a.txt", "Exit code 1"],
+        ["! grep alpha a.txt", "Exit code 1\nalpha"],
+        ["echo a.txt | xargs grep nothing", "Exit code 123"]
+      ]
+      for (const [command, text] of failures) {
+        const result = yield* bash({ command }, session(dir))
+        assert.strictEqual(result.text, `<tool_use_error>${text}</tool_use_error>`, command)
+      }
+    }).pipe(Effect.provide(runtimeLayer())))
+
   it.scopedLive("no output reads as (Bash completed with no output)", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
