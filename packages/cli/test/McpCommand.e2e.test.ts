@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
+import * as net from "node:net"
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -60,7 +61,7 @@ describe("toolwright mcp", () => {
       ["scripted", "connected"],
       ["remote", "failed"]
     ])
-    assert.strictEqual(servers[0].tools, 13)
+    assert.strictEqual(servers[0].tools, 15)
     assert.match(servers[1].error ?? "", /fetch failed|ECONNREFUSED/)
 
     const got = toolwright("mcp", "get", "scripted", "--cwd", dir)
@@ -79,6 +80,43 @@ describe("toolwright mcp", () => {
     assert.include(missing.stderr, `No MCP server named "remote" in ${join(dir, ".mcp.json")}.`)
     assert.deepStrictEqual(Object.keys(JSON.parse(readFileSync(join(dir, ".mcp.json"), "utf8")).mcpServers), ["scripted"])
   })
+
+  it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {
+    const outOfRange = toolwright("mcp", "serve", "--transport", "http", "--port", "70000", "--cwd", dir)
+    assert.strictEqual(outOfRange.code, 2)
+    assert.strictEqual(outOfRange.stderr, "Error: --port must be a port number from 1 to 65535 (or 0 for a free port), not 70000.\n")
+    const negative = toolwright("mcp", "serve", "--transport", "http", "--port", "-5", "--cwd", dir)
+    assert.strictEqual(negative.code, 2)
+    assert.strictEqual(negative.stderr, "Error: --port must be a port number from 1 to 65535 (or 0 for a free port), not -5.\n")
+    for (const flag of [["--port", "7331"], ["--host", "::1"]]) {
+      const ignored = toolwright("mcp", "serve", ...flag, "--cwd", dir)
+      assert.strictEqual(ignored.code, 2)
+      assert.strictEqual(
+        ignored.stderr,
+        "Error: --port and --host are for --transport http; over stdio (the default) the client starts toolwright " +
+          "mcp serve itself. Add --transport http to serve over HTTP.\n"
+      )
+    }
+  })
+
+  it.scopedLive("serve: a port already in use is a usage error naming it and what to do", () =>
+    Effect.gen(function*() {
+      const taken = yield* Effect.acquireRelease(
+        Effect.async<net.Server>((resume) => {
+          const server = net.createServer().listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.sync(() => server.close())
+      )
+      const address = taken.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const result = toolwright("mcp", "serve", "--transport", "http", "--port", String(port), "--cwd", dir)
+      assert.strictEqual(result.code, 2)
+      assert.strictEqual(
+        result.stderr,
+        `Error: Cannot serve MCP over HTTP: http://127.0.0.1:${port}/mcp is already in use by another program. ` +
+          "Choose another --port, or --port 0 for a free one.\n"
+      )
+    }))
 
   it.scopedLive("serve: an MCP client lists the built-in tools and calls them through the pipeline", () =>
     Effect.gen(function*() {

@@ -249,6 +249,10 @@ export const login = Command.make(
     })
 ).pipe(Command.withDescription("Log in to a remote MCP server with OAuth (browser, PKCE, loopback redirect)"))
 
+/** The served endpoint as a URL: an IPv6 address goes in brackets. */
+const serveUrl = (host: string, port: number) =>
+  `http://${host.includes(":") && !host.startsWith("[") ? `[${host}]` : host}:${port}/mcp`
+
 export const serve = Command.make(
   "serve",
   {
@@ -258,11 +262,11 @@ export const serve = Command.make(
     ),
     port: Options.integer("port").pipe(
       Options.withDescription("The HTTP port (default: a free port, printed on stderr)"),
-      Options.withDefault(0)
+      Options.optional
     ),
     host: Options.text("host").pipe(
       Options.withDescription("The loopback address to bind: 127.0.0.1 (default), ::1 or localhost; nothing else is served"),
-      Options.withDefault("127.0.0.1")
+      Options.optional
     ),
     cwd: CliOptions.cwd,
     settings: CliOptions.settings,
@@ -270,14 +274,35 @@ export const serve = Command.make(
   },
   (options) =>
     Effect.gen(function*() {
+      if (options.transport === "stdio" && (Option.isSome(options.port) || Option.isSome(options.host))) {
+        // Ignoring them would leave the user waiting for an HTTP server that never listens.
+        return yield* new UsageError({
+          message: "--port and --host are for --transport http; over stdio (the default) the client starts " +
+            "toolwright mcp serve itself. Add --transport http to serve over HTTP."
+        })
+      }
+      const port = Option.getOrElse(options.port, () => 0)
+      if (port < 0 || port > 65535) {
+        return yield* new UsageError({
+          message: `--port must be a port number from 1 to 65535 (or 0 for a free port), not ${port}.`
+        })
+      }
+      const host = Option.getOrElse(options.host, () => "127.0.0.1")
       const session = yield* makeSession(options)
       if (options.transport === "stdio") return yield* McpServer.serveStdio({ context: session.context })
       return yield* McpServer.serveHttp({
         context: session.context,
-        port: options.port,
-        host: options.host,
-        onListening: (port) => process.stderr.write(`toolwright MCP server listening on http://${options.host}:${port}/mcp\n`)
-      }).pipe(Effect.mapError((error) => new UsageError({ message: `Cannot serve on port ${options.port}: ${error.message}` })))
+        port,
+        host,
+        onListening: (port) => process.stderr.write(`toolwright MCP server listening on ${serveUrl(host, port)}\n`)
+      }).pipe(Effect.mapError((error) =>
+        new UsageError({
+          message: "code" in error && error.code === "EADDRINUSE"
+            ? `Cannot serve MCP over HTTP: ${serveUrl(host, port)} is already in use by another program. ` +
+              "Choose another --port, or --port 0 for a free one."
+            : `Cannot serve MCP over HTTP: ${error.message}`
+        })
+      ))
     }).pipe(
       // The served pool is toolwright's own tools: serving the project's MCP servers back could loop.
       Effect.provide(
