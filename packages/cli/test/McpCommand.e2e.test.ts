@@ -81,6 +81,23 @@ describe("toolwright mcp", () => {
     assert.deepStrictEqual(Object.keys(JSON.parse(readFileSync(join(dir, ".mcp.json"), "utf8")).mcpServers), ["scripted"])
   })
 
+  it("add refuses a name that cannot be part of a tool name, and leaves .mcp.json as it was", () => {
+    const project = mkdtempSync(join(dir, "names-"))
+    const before = `${JSON.stringify({ mcpServers: { ok: { command: "node" } } }, null, 2)}\n`
+    writeFileSync(join(project, ".mcp.json"), before)
+    for (const name of ["we b", "a.b/c", "ümlaut", ""]) {
+      const added = toolwright("mcp", "add", name, "--cwd", project, "--", "node", "server.js")
+      assert.strictEqual(added.code, 2, name)
+      assert.strictEqual(
+        added.stderr,
+        `Error: ${JSON.stringify(name)} is not a valid MCP server name: use only letters, digits, hyphens and ` +
+          `underscores (it becomes part of its tools' names, mcp__NAME__tool).\n`
+      )
+      assert.strictEqual(readFileSync(join(project, ".mcp.json"), "utf8"), before)
+    }
+    assert.strictEqual(toolwright("mcp", "add", "My_server-2", "--cwd", project, "--", "node", "server.js").code, 0)
+  })
+
   it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {
     const outOfRange = toolwright("mcp", "serve", "--transport", "http", "--port", "70000", "--cwd", dir)
     assert.strictEqual(outOfRange.code, 2)

@@ -124,6 +124,13 @@ export const add = Command.make(
   },
   (options) =>
     Effect.gen(function*() {
+      if (!/^[A-Za-z0-9_-]+$/.test(options.name)) {
+        // As Claude Code's `mcp add`: the name becomes part of every tool name (mcp__NAME__tool) and of rules.
+        return yield* new UsageError({
+          message: `${JSON.stringify(options.name)} is not a valid MCP server name: use only letters, digits, ` +
+            `hyphens and underscores (it becomes part of its tools' names, mcp__NAME__tool).`
+        })
+      }
       const type = Option.getOrElse(options.transport, () => (Option.isSome(options.url) ? "http" : "stdio"))
       let entry: Record<string, unknown>
       if (type === "stdio") {
