@@ -117,10 +117,24 @@ export const toolListing = (tool: Tool.Any, inputSchema: Tool.JsonSchema) => {
   }
 }
 
-const progressMessage = (data: unknown): string => {
+/** The longest progress message sent: a client shows it as one status line. */
+const MAX_PROGRESS_MESSAGE = 200
+
+/**
+ * A progress event as the status line a client shows its user: the event's own message, else the last
+ * non-blank line of the output it reports (Bash's `bash_progress`; none when it reported only blank lines), else
+ * the event as JSON.
+ */
+const progressMessage = (data: unknown): string | undefined => {
   if (typeof data === "string") return data
-  if (typeof data === "object" && data !== null && "message" in data && typeof data.message === "string") {
-    return data.message
+  if (typeof data === "object" && data !== null) {
+    if ("message" in data && typeof data.message === "string") return data.message
+    if ("output" in data && typeof data.output === "string") {
+      const lines = data.output.split("\n").map((line) => line.trim()).filter((line) => line !== "")
+      const last = lines.at(-1)
+      if (last === undefined) return undefined
+      return last.length > MAX_PROGRESS_MESSAGE ? `${last.slice(0, MAX_PROGRESS_MESSAGE - 1)}…` : last
+    }
   }
   return JSON.stringify(data) ?? ""
 }
@@ -168,6 +182,7 @@ export const makeServer = (
       if (event._tag !== "Progress" || progressToken === undefined) return Effect.void
       progress++
       const data = event.data
+      const message = progressMessage(data)
       const numeric = typeof data === "object" && data !== null && "progress" in data && typeof data.progress === "number"
       return Effect.promise(() =>
         extra.sendNotification({
@@ -176,7 +191,7 @@ export const makeServer = (
             progressToken,
             progress: numeric ? Number(Reflect.get(data, "progress")) : progress,
             ...(numeric && typeof Reflect.get(data, "total") === "number" ? { total: Number(Reflect.get(data, "total")) } : {}),
-            message: progressMessage(data)
+            ...(message === undefined ? {} : { message })
           }
         }).catch(() => undefined)
       )
@@ -350,7 +365,8 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
     yield* Effect.acquireRelease(
       Effect.async<void, Error>((resume) => {
         httpServer.once("error", (error) => resume(Effect.fail(error)))
-        httpServer.listen(options.port, host, () => {
+        // "[::1]" is how a URL writes the address; listen() wants it bare.
+        httpServer.listen(options.port, host.replace(/^\[(.*)\]$/, "$1"), () => {
           const address = httpServer.address()
           port = typeof address === "object" && address !== null ? address.port : options.port
           options.onListening?.(port)

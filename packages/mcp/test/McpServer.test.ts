@@ -44,6 +44,20 @@ const count = Tool.make({
     })
 })
 
+const tail = Tool.make({
+  name: "Tail",
+  description: "Reports output chunks as Bash does",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () =>
+    Effect.gen(function*() {
+      yield* ToolProgress.report({ type: "bash_progress", output: "compiling\n  step 1 of 2  \n\n", totalChars: 26, elapsedMs: 5 })
+      yield* ToolProgress.report({ type: "bash_progress", output: "\n", totalChars: 27, elapsedMs: 9 })
+      yield* ToolProgress.report({ type: "bash_progress", output: `${"x".repeat(300)}\n`, totalChars: 328, elapsedMs: 12 })
+      return "done"
+    })
+})
+
 const hang = Tool.make({
   name: "Hang",
   description: "Never finishes unless interrupted",
@@ -63,7 +77,7 @@ const hang = Tool.make({
 
 const runtimeLayer = ToolRuntime.layer.pipe(
   Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, McpServer.prompterLayer)),
-  Layer.provide(ToolRegistry.layerTools([greet, write, count, hang])),
+  Layer.provide(ToolRegistry.layerTools([greet, write, count, tail, hang])),
   Layer.provideMerge(McpServer.bridgeLayer)
 )
 
@@ -98,7 +112,7 @@ describe("McpServer", () => {
     Effect.gen(function*() {
       const client = yield* connect()
       const { tools } = yield* Effect.promise(() => client.listTools())
-      assert.deepStrictEqual(tools.map((tool) => tool.name), ["Count", "Greet", "Hang", "Scribble"])
+      assert.deepStrictEqual(tools.map((tool) => tool.name), ["Count", "Greet", "Hang", "Scribble", "Tail"])
       const greetListing = tools.find((tool) => tool.name === "Greet")!
       assert.deepStrictEqual(greetListing.inputSchema, {
         type: "object",
@@ -207,6 +221,20 @@ describe("McpServer", () => {
       assert.strictEqual(interrupted, 1)
     }).pipe(Effect.provide(runtimeLayer)))
 
+  it.scopedLive("output progress (Bash's) reaches the client as its last line, not as JSON", () =>
+    Effect.gen(function*() {
+      const client = yield* connect()
+      const seen: Array<unknown> = []
+      yield* Effect.promise(() =>
+        client.callTool({ name: "Tail", arguments: {} }, undefined, { onprogress: (p) => seen.push(p) })
+      )
+      assert.deepStrictEqual(seen, [
+        { progress: 1, message: "step 1 of 2" },
+        { progress: 2 },
+        { progress: 3, message: `${"x".repeat(199)}…` }
+      ])
+    }).pipe(Effect.provide(runtimeLayer)))
+
   it.scopedLive("a client going away interrupts its calls in flight (no orphaned work or processes)", () =>
     Effect.gen(function*() {
       const bridge = yield* McpServer.McpServeBridge
@@ -229,6 +257,27 @@ describe("McpServer", () => {
         `refusing to serve on 0.0.0.0: toolwright mcp serve has no authentication and runs tools for whoever ` +
           `connects, so it only binds a loopback address (127.0.0.1, ::1 or localhost)`
       )
+    }).pipe(Effect.provide(runtimeLayer)))
+
+  it.scopedLive("binds an IPv6 loopback written as in a URL ([::1]) and serves it", () =>
+    Effect.gen(function*() {
+      const port = yield* Deferred.make<number>()
+      const serving = yield* McpServer.serveHttp({
+        context,
+        port: 0,
+        host: "[::1]",
+        onListening: (p) => Deferred.unsafeDone(port, Effect.succeed(p))
+      }).pipe(Effect.forkScoped)
+      // A failure to listen fails the test at once instead of leaving it waiting for the port.
+      const listening = yield* Effect.raceFirst(Deferred.await(port), Fiber.join(serving))
+      const client = new Client({ name: "ipv6", version: "1" })
+      const url = new URL(`http://[::1]:${listening}/mcp`)
+      yield* Effect.acquireRelease(
+        Effect.promise(() => client.connect(new StreamableHTTPClientTransport(url))),
+        () => Effect.promise(() => client.close())
+      )
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.include(tools.map((tool) => tool.name), "Greet")
     }).pipe(Effect.provide(runtimeLayer)))
 
   it.scopedLive("stopping the HTTP server interrupts the calls in flight and waits for them", () =>
