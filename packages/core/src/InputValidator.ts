@@ -2,7 +2,9 @@
  * The validation stage: decode a call's input with the tool's Schema (every error, excess keys
  * rejected), then run the tool's own `validateInput`. Failures read the way Claude Code words them.
  */
-import { Context, Effect, Either, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Cause, Context, Effect, Either, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { constant } from "effect/Function"
+import { succeeded } from "./internal/succeeded.js"
 import type * as Tool from "./Tool.js"
 import { InputValidationError, ToolError } from "./ToolErrors.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
@@ -191,16 +193,36 @@ export const decodeInput = (tool: Tool.Any, input: unknown): Effect.Effect<unkno
   )
 }
 
+/** A tool's check that died (or threw inside its Effect) did not check the input: that is the tool's failure. */
+const checkFailed = (tool: Tool.Any) => (cause: Cause.Cause<ToolError>): Effect.Effect<never, ToolError> => {
+  const defect = Cause.dieOption(cause)
+  return defect._tag === "Some"
+    ? Effect.fail(new ToolError({ message: `${tool.name} could not check its input: ${String(defect.value)}` }))
+    : Effect.failCause(cause)
+}
+
+/**
+ * Decodes, then runs the tool's `validateInput`. Both are called as the stage is, so a valid input to a tool
+ * whose own check answers with a plain value (the default) comes back as `Effect.succeed`, which the pipeline
+ * reads without a fiber step.
+ */
 export const make: Service = {
-  validate: Effect.fnUntraced(function*(tool, input, context) {
-    const decoded = yield* decodeInput(tool, input)
-    yield* tool.validateInput(decoded, context).pipe(
-      Effect.catchAllDefect((defect) =>
-        Effect.fail(new ToolError({ message: `${tool.name} could not check its input: ${String(defect)}` }))
-      )
-    )
-    return decoded
-  })
+  validate: (tool, input, context) => {
+    let decoded: Effect.Effect<unknown, InputValidationError>
+    let check: Effect.Effect<void, ToolError>
+    try {
+      decoded = decodeInput(tool, input)
+      if (!succeeded(decoded)) return decoded
+      check = tool.validateInput(decoded.value, context)
+    } catch (defect) {
+      return Effect.die(defect)
+    }
+    // Handlers made by functions, not written in the options object: bundles name every arrow written as a
+    // property (esbuild `keepNames`), which would cost each call.
+    return succeeded(check)
+      ? decoded
+      : Effect.matchCauseEffect(check, { onFailure: checkFailed(tool), onSuccess: constant(decoded) })
+  }
 }
 
 export const layer: Layer.Layer<InputValidator> = Layer.succeed(InputValidator, make)

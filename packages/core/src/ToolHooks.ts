@@ -76,10 +76,13 @@ export class ToolHooks extends Context.Tag("@toolwright/core/ToolHooks")<ToolHoo
 
 const none: PreToolUseOutcome & PostToolUseOutcome = {}
 
+// One shared answer: it is an `Exit`, which the pipeline reads without a fiber step.
+const saysNothing: Effect.Effect<PreToolUseOutcome & PostToolUseOutcome> = Effect.succeed(none)
+
 export const noop: Service = {
-  preToolUse: () => Effect.succeed(none),
-  postToolUse: () => Effect.succeed(none),
-  postToolUseFailure: () => Effect.succeed(none),
+  preToolUse: () => saysNothing,
+  postToolUse: () => saysNothing,
+  postToolUseFailure: () => saysNothing,
   hearsInterrupts: () => false
 }
 

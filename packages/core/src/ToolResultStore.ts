@@ -33,5 +33,13 @@ export const mapOutput = (tool: Tool.Any, output: unknown, toolUseId: string): T
 
 /** Maps output to content and keeps it inline, whatever its size. */
 export const layerInline: Layer.Layer<ToolResultStore> = Layer.succeed(ToolResultStore, {
-  toContent: (tool, output, context) => Effect.sync(() => mapOutput(tool, output, context.toolUseId))
+  // Mapped as the stage is called: the pipeline reads an `Effect.succeed` without a fiber step. A throwing
+  // `mapToolResult` dies, as it would inside `Effect.sync`.
+  toContent: (tool, output, context) => {
+    try {
+      return Effect.succeed(mapOutput(tool, output, context.toolUseId))
+    } catch (defect) {
+      return Effect.die(defect)
+    }
+  }
 })

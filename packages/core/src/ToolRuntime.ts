@@ -6,11 +6,14 @@
  */
 import type { FileSystem, Path } from "@effect/platform"
 import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Mailbox, Option, Stream } from "effect"
+import type { Fiber } from "effect"
+import { succeeded } from "./internal/succeeded.js"
 import type { RuntimeEvent, ToolResultContent, ToolUseBlock } from "./Message.js"
 import * as Message from "./Message.js"
 import { InputValidator } from "./InputValidator.js"
 import * as InputValidatorModule from "./InputValidator.js"
 import { PermissionPolicy } from "./PermissionPolicy.js"
+import type { PermissionDecision } from "./Permission.js"
 import * as PermissionPolicyModule from "./PermissionPolicy.js"
 import { PermissionPrompter } from "./PermissionPrompter.js"
 import * as PermissionPrompterModule from "./PermissionPrompter.js"
@@ -21,6 +24,7 @@ import * as ToolExecutorModule from "./ToolExecutor.js"
 import { ToolHooks } from "./ToolHooks.js"
 import * as ToolHooksModule from "./ToolHooks.js"
 import { ToolRegistry } from "./ToolRegistry.js"
+import type * as ToolRegistryModule from "./ToolRegistry.js"
 import { ToolResultStore } from "./ToolResultStore.js"
 import * as ToolResultStoreModule from "./ToolResultStore.js"
 import type { ToolResultStorage } from "./ToolResultStorage.js"
@@ -58,6 +62,20 @@ const withContext = (content: ToolResultContent, extra: ReadonlyArray<string>): 
   return [...content, ...extra.map((text) => ({ type: "text" as const, text }))]
 }
 
+/** The content with what the hooks added: PreToolUse and PostToolUse context, then a PostToolUse block. */
+const withHookContext = (
+  content: ToolResultContent,
+  pre: ToolHooksModule.PreToolUseOutcome,
+  post: ToolHooksModule.PostToolUseOutcome,
+  withBlock: boolean
+): ToolResultContent => {
+  const block = withBlock ? post.block : undefined
+  if (pre.additionalContext === undefined && post.additionalContext === undefined && block === undefined) return content
+  const extra = [...(pre.additionalContext ?? []), ...(post.additionalContext ?? [])]
+  if (block !== undefined) extra.push(`PostToolUse hook blocked: ${block.reason}`)
+  return withContext(content, extra)
+}
+
 /**
  * Whether each call is traced as a `ToolRuntime.execute` span. Off unless a runtime turns it on
  * (`Layer.succeed(ToolRuntime.CallSpans, true)`): an Effect span costs more CPU than the whole pipeline
@@ -67,13 +85,59 @@ export class CallSpans extends Context.Reference<CallSpans>()("@toolwright/core/
   defaultValue: () => false
 }) {}
 
+interface Stages {
+  readonly registry: ToolRegistryModule.Service
+  readonly validator: InputValidatorModule.Service
+  readonly hooks: ToolHooksModule.Service
+  readonly policy: PermissionPolicyModule.Service
+  readonly prompter: PermissionPrompterModule.Service
+  readonly executor: ToolExecutorModule.Service
+  readonly store: ToolResultStoreModule.Service
+  readonly interruptHooks: (
+    tool: Tool.Any,
+    input: unknown,
+    context: ToolUseContext,
+    startedAt: number
+  ) => Effect.Effect<void>
+}
+
+type Step = Effect.Effect<Message.ToolResult>
+
 /**
- * One call's result builder. A class, not closures made per call: bundles keep function names
- * (esbuild `keepNames`), and naming a closure costs ~0.5 µs, paid on every call.
+ * `next` on what a stage answered. A stage that answered with a value (`Effect.succeed`, an `Exit`) is read on
+ * the spot, so a call whose stages are all plain values costs no fiber step per stage; anything else runs first.
  */
-class CallResults {
+const andThen = <A>(stage: Effect.Effect<A>, next: (value: A) => Step): Step =>
+  succeeded(stage) ? next(stage.value) : Effect.flatMap(stage, next)
+
+/** `andThen` for a stage that may refuse (validation): its failure, not its defects, goes to `onFailure`. */
+const andThenOr = <A, E>(stage: Effect.Effect<A, E>, next: (value: A) => Step, onFailure: (error: E) => Step): Step =>
+  succeeded(stage) ? next(stage.value) : Effect.matchEffect(stage, { onFailure, onSuccess: next })
+
+/**
+ * One call through the stages. A class whose methods are the steps, not a generator or closures made per
+ * call: each generator step or `flatMap` is a fiber step, and bundles keep function names (esbuild
+ * `keepNames`), so naming a closure costs ~0.5 µs, paid on every call.
+ */
+class Call {
   readonly startedAt = Date.now()
-  constructor(readonly toolUseId: string, readonly toolName: string) {}
+  readonly toolName: string
+  readonly toolUseId: string
+  /** The fiber's clock (a `TestClock` in tests), read without a service lookup per reading. */
+  readonly clock: Clock.Clock
+
+  constructor(
+    readonly stages: Stages,
+    readonly toolUse: ToolUseBlock,
+    readonly session: ToolUseContext,
+    readonly emit: Emit,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>
+  ) {
+    this.toolName = typeof toolUse.name === "string" ? toolUse.name : String(toolUse.name)
+    this.toolUseId = typeof toolUse.id === "string" ? toolUse.id : String(toolUse.id)
+    this.clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  }
+
   finish(content: ToolResultContent, isError: boolean): Message.ToolResult {
     return {
       _tag: "ToolResult",
@@ -83,23 +147,177 @@ class CallResults {
       durationMs: Date.now() - this.startedAt
     }
   }
-  failWith(message: string): Effect.Effect<Message.ToolResult> {
+
+  failWith(message: string): Step {
     return Effect.succeed(this.finish(wrapToolUseError(message), true))
   }
+
+  /** No stage, layer or tool may end a call with a defect: whatever escapes becomes the result. */
+  recover(cause: Cause.Cause<never>): Step {
+    return Cause.isInterruptedOnly(cause)
+      ? Effect.failCause(cause)
+      : this.failWith(`${this.toolName} failed inside the runtime: ${formatCause(cause)}`)
+  }
+
   /** A denied call does not run; PermissionDenied hooks hear why and may add context for the model. */
-  denied(
-    hooks: ToolHooksModule.Service,
-    tool: Tool.Any,
-    input: unknown,
-    context: ToolUseContext,
-    message: string
-  ): Effect.Effect<Message.ToolResult> {
+  denied(tool: Tool.Any, input: unknown, context: ToolUseContext, message: string): Step {
+    const hooks = this.stages.hooks
     return hooks.permissionDenied === undefined
       ? Effect.succeed(this.finish(message, true))
       : Effect.map(
         hooks.permissionDenied(tool, input, message, context),
         (outcome) => this.finish(withContext(message, outcome.additionalContext ?? []), true)
       )
+  }
+
+  /** Lookup, then validation. */
+  start(): Step {
+    const found = this.stages.registry.find(this.toolName)
+    if (Option.isNone(found)) return this.failWith(noSuchTool(this.toolName))
+    const tool = found.value
+    const context = forCall(this.session, this.toolUseId)
+    return andThenOr(
+      this.stages.validator.validate(tool, this.toolUse.input, context),
+      (input) => this.preHooks(tool, context, input),
+      (error) => this.failWith(error.message)
+    )
+  }
+
+  preHooks(tool: Tool.Any, context: ToolUseContext, input: unknown): Step {
+    return andThen(
+      this.stages.hooks.preToolUse(tool, input, context),
+      (pre) => this.afterPreHooks(tool, context, input, pre)
+    )
+  }
+
+  afterPreHooks(tool: Tool.Any, context: ToolUseContext, input: unknown, pre: ToolHooksModule.PreToolUseOutcome): Step {
+    if (pre.stop !== undefined) {
+      return this.failWith(`${tool.name} was not run: a PreToolUse hook stopped the session: ${pre.stop.reason}`)
+    }
+    if (pre.updatedInput === undefined) return this.decide(tool, context, input, pre)
+    return andThenOr(
+      this.stages.validator.validate(tool, pre.updatedInput, context),
+      (rewritten) => this.decide(tool, context, rewritten, pre),
+      (error) => this.failWith(`A PreToolUse hook rewrote the input: ${error.message}`)
+    )
+  }
+
+  decide(tool: Tool.Any, context: ToolUseContext, input: unknown, pre: ToolHooksModule.PreToolUseOutcome): Step {
+    return andThen(
+      this.stages.policy.decide(tool, input, context, pre),
+      (decision) => this.afterDecision(tool, context, input, pre, decision)
+    )
+  }
+
+  afterDecision(
+    tool: Tool.Any,
+    context: ToolUseContext,
+    input: unknown,
+    pre: ToolHooksModule.PreToolUseOutcome,
+    decision: PermissionDecision
+  ): Step {
+    if (decision.behavior === "deny") return this.denied(tool, input, context, decision.message)
+    if (decision.behavior === "ask") return this.ask(tool, context, input, pre, decision)
+    if (decision.input === input) return this.run(tool, context, input, pre)
+    return andThenOr(
+      this.stages.validator.validate(tool, decision.input, context),
+      (allowed) => this.run(tool, context, allowed, pre),
+      (error) => this.failWith(error.message)
+    )
+  }
+
+  /** The policy asks: the request goes out as an event and to the prompter, whose answer decides. */
+  ask(
+    tool: Tool.Any,
+    context: ToolUseContext,
+    input: unknown,
+    pre: ToolHooksModule.PreToolUseOutcome,
+    decision: Extract<PermissionDecision, { readonly behavior: "ask" }>
+  ): Step {
+    const { policy, prompter, validator } = this.stages
+    return Effect.gen(this, function*() {
+      yield* this.emit({
+        _tag: "PermissionRequest",
+        toolUseId: this.toolUseId,
+        toolName: tool.name,
+        input,
+        message: decision.message,
+        suggestions: decision.suggestions
+      })
+      const answer = yield* prompter.ask({
+        tool,
+        input,
+        context,
+        message: decision.message,
+        suggestions: decision.suggestions
+      })
+      if (answer.behavior === "deny") return yield* this.denied(tool, input, context, answer.message)
+      if (answer.rules !== undefined && answer.rules.length > 0 && policy.remember !== undefined) {
+        yield* policy.remember(answer.rules, context)
+      }
+      if (answer.updatedInput === undefined) return yield* this.run(tool, context, input, pre)
+      return yield* andThenOr(
+        validator.validate(tool, answer.updatedInput, context),
+        (updated) => this.run(tool, context, updated, pre),
+        (error) => this.failWith(error.message)
+      )
+    })
+  }
+
+  /** Execution; then serialization and PostToolUse, or PostToolUseFailure. */
+  run(tool: Tool.Any, context: ToolUseContext, input: unknown, pre: ToolHooksModule.PreToolUseOutcome): Step {
+    const { executor, hooks } = this.stages
+    const callStartedAt = this.clock.unsafeCurrentTimeMillis()
+    const call = executor.execute(tool, input, context, (data) => this.progress(tool, data, callStartedAt))
+    // Interrupted while it ran: PostToolUseFailure hooks hear it (is_interrupt), bounded, then the call ends
+    // interrupted as before; what the hooks say has no call result left to reach. Only watched when some
+    // hook listens: the watch costs every call.
+    const watched = hooks.hearsInterrupts?.(tool, context) ?? true
+      ? Effect.onInterrupt(call, () => this.stages.interruptHooks(tool, input, context, callStartedAt))
+      : call
+    return Effect.flatMap(
+      watched,
+      (exit) => this.afterCall(tool, context, input, pre, exit, this.clock.unsafeCurrentTimeMillis() - callStartedAt)
+    )
+  }
+
+  progress(tool: Tool.Any, data: unknown, callStartedAt: number): Effect.Effect<void> {
+    return Effect.suspend(() =>
+      this.emit({
+        _tag: "Progress",
+        toolUseId: this.toolUseId,
+        toolName: tool.name,
+        data,
+        elapsedMs: this.clock.unsafeCurrentTimeMillis() - callStartedAt
+      })
+    )
+  }
+
+  afterCall(
+    tool: Tool.Any,
+    context: ToolUseContext,
+    input: unknown,
+    pre: ToolHooksModule.PreToolUseOutcome,
+    exit: Exit.Exit<unknown, unknown>,
+    callMs: number
+  ): Step {
+    const { hooks, store } = this.stages
+    if (Exit.isSuccess(exit)) {
+      return andThen(
+        store.toContent(tool, exit.value, context),
+        (content) =>
+          andThen(
+            hooks.postToolUse(tool, input, content, context, callMs),
+            (post) => Effect.succeed(this.finish(withHookContext(content, pre, post, true), false))
+          )
+      )
+    }
+    const interrupted = ToolExecutorModule.wasInterrupted(exit)
+    const message = interrupted ? interruptedMessage(tool) : formatCause(exit.cause)
+    return andThen(
+      hooks.postToolUseFailure(tool, input, message, context, callMs, interrupted),
+      (post) => Effect.succeed(this.finish(withHookContext(wrapToolUseError(message), pre, post, false), true))
+    )
   }
 }
 
@@ -135,106 +353,26 @@ export const make = Effect.gen(function*() {
         )
       )
 
-  const execute = (toolUse: ToolUseBlock, session: ToolUseContext, emit: Emit): Effect.Effect<Message.ToolResult> =>
-    Effect.suspend(() => {
-      const toolName = typeof toolUse.name === "string" ? toolUse.name : String(toolUse.name)
-      const toolUseId = typeof toolUse.id === "string" ? toolUse.id : String(toolUse.id)
-      const results = new CallResults(toolUseId, toolName)
+  const stages: Stages = { registry, validator, hooks, policy, prompter, executor, store, interruptHooks }
 
-      const pipeline = Effect.gen(function*() {
-        const found = registry.find(toolName)
-        if (Option.isNone(found)) return yield* results.failWith(noSuchTool(toolName))
-        const tool = found.value
-        const context = forCall(session, toolUseId)
-
-        const validated = yield* Effect.either(validator.validate(tool, toolUse.input, context))
-        if (validated._tag === "Left") return yield* results.failWith(validated.left.message)
-        let input = validated.right
-
-        const pre = yield* hooks.preToolUse(tool, input, context)
-        if (pre.stop !== undefined) {
-          return yield* results.failWith(`${tool.name} was not run: a PreToolUse hook stopped the session: ${pre.stop.reason}`)
-        }
-        if (pre.updatedInput !== undefined) {
-          const revalidated = yield* Effect.either(validator.validate(tool, pre.updatedInput, context))
-          if (revalidated._tag === "Left") {
-            return yield* results.failWith(`A PreToolUse hook rewrote the input: ${revalidated.left.message}`)
-          }
-          input = revalidated.right
-        }
-
-        const decision = yield* policy.decide(tool, input, context, pre)
-        if (decision.behavior === "deny") return yield* results.denied(hooks, tool, input, context, decision.message)
-        if (decision.behavior === "ask") {
-          yield* emit({
-            _tag: "PermissionRequest",
-            toolUseId,
-            toolName: tool.name,
-            input,
-            message: decision.message,
-            suggestions: decision.suggestions
-          })
-          const answer = yield* prompter.ask({
-            tool,
-            input,
-            context,
-            message: decision.message,
-            suggestions: decision.suggestions
-          })
-          if (answer.behavior === "deny") return yield* results.denied(hooks, tool, input, context, answer.message)
-          if (answer.rules !== undefined && answer.rules.length > 0 && policy.remember !== undefined) {
-            yield* policy.remember(answer.rules, context)
-          }
-          if (answer.updatedInput !== undefined) {
-            const revalidated = yield* Effect.either(validator.validate(tool, answer.updatedInput, context))
-            if (revalidated._tag === "Left") return yield* results.failWith(revalidated.left.message)
-            input = revalidated.right
-          }
-        } else if (decision.input !== input) {
-          const revalidated = yield* Effect.either(validator.validate(tool, decision.input, context))
-          if (revalidated._tag === "Left") return yield* results.failWith(revalidated.left.message)
-          input = revalidated.right
-        }
-        const preContext = pre.additionalContext ?? []
-
-        const callStartedAt = yield* Clock.currentTimeMillis
-        const call = executor.execute(tool, input, context, (data) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            emit({ _tag: "Progress", toolUseId, toolName: tool.name, data, elapsedMs: now - callStartedAt })))
-        // Interrupted while it ran: PostToolUseFailure hooks hear it (is_interrupt), bounded, then the call ends
-        // interrupted as before; what the hooks say has no call result left to reach. Only watched when some
-        // hook listens: the watch costs every call.
-        const exit = yield* (hooks.hearsInterrupts?.(tool, context) ?? true
-          ? Effect.onInterrupt(call, () => interruptHooks(tool, input, context, callStartedAt))
-          : call)
-        const callMs = (yield* Clock.currentTimeMillis) - callStartedAt
-
-        if (Exit.isSuccess(exit)) {
-          const content = yield* store.toContent(tool, exit.value, context)
-          const post = yield* hooks.postToolUse(tool, input, content, context, callMs)
-          const extra = [...preContext, ...(post.additionalContext ?? [])]
-          if (post.block !== undefined) extra.push(`PostToolUse hook blocked: ${post.block.reason}`)
-          return results.finish(withContext(content, extra), false)
-        }
-        const interrupted = ToolExecutorModule.wasInterrupted(exit)
-        const message = interrupted ? interruptedMessage(tool) : formatCause(exit.cause)
-        const post = yield* hooks.postToolUseFailure(tool, input, message, context, callMs, interrupted)
-        const extra = [...preContext, ...(post.additionalContext ?? [])]
-        return results.finish(withContext(wrapToolUseError(message), extra), true)
-      })
-
-      // No stage, layer or tool may end a call with a defect: whatever escapes becomes the result.
-      return pipeline.pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
-            : results.failWith(`${toolName} failed inside the runtime: ${formatCause(cause)}`)
-        ),
-        Effect.orDie,
-        (self) =>
-          spans ? Effect.withSpan(self, "ToolRuntime.execute", { attributes: { tool: toolName }, captureStackTrace: false }) : self
-      )
+  const execute = (toolUse: ToolUseBlock, session: ToolUseContext, emit: Emit): Effect.Effect<Message.ToolResult> => {
+    const run = Effect.withFiberRuntime<Message.ToolResult>((fiber) => {
+      const call = new Call(stages, toolUse, session, emit, fiber)
+      let pipeline: Step
+      try {
+        pipeline = call.start()
+      } catch (defect) {
+        pipeline = Effect.die(defect)
+      }
+      return Effect.catchAllCause(pipeline, (cause) => call.recover(cause))
     })
+    return spans
+      ? Effect.withSpan(run, "ToolRuntime.execute", {
+        attributes: { tool: String(toolUse.name) },
+        captureStackTrace: false
+      })
+      : run
+  }
 
   const runToolUse = (toolUse: ToolUseBlock, context: ToolUseContext): Stream.Stream<RuntimeEvent> =>
     Stream.unwrapScoped(Effect.gen(function*() {

@@ -10,6 +10,7 @@ import type * as Tool from "../Tool.js"
 import type { PreToolUseOutcome } from "../ToolHooks.js"
 import type { ToolUseContext } from "../ToolUseContext.js"
 import * as PosixPath from "./posixPath.js"
+import { succeeded } from "./succeeded.js"
 
 /** Resolves symlinks of an absolute path (its nearest existing ancestor for a path not yet created). */
 export type RealPath = (path: string) => Effect.Effect<string>
@@ -39,6 +40,8 @@ interface RuleList {
   readonly content: ReadonlyMap<string, ReadonlyArray<CompiledRule>>
   /** The same tool's rules with a specifier, indexed for command lookups. */
   readonly specifiers: ReadonlyMap<string, SpecifierIndex>
+  /** The first bare rule naming each tool asked about (`null`: none), worked out once per tool. */
+  readonly naming: WeakMap<Tool.Any, CompiledRule | null>
 }
 
 /** The first word every match of a specifier rule must have, when the rule fixes it. */
@@ -154,6 +157,19 @@ const pathRules = (list: RuleList, tool: Tool.Any, pathMode: boolean): ReadonlyA
 }
 
 const namesTool = (rule: CompiledRule, tool: Tool.Any) => PermissionRule.namesTool(rule.rule.toolName, tool)
+
+/** The first rule without a specifier that names the tool itself (its name, an alias, its MCP server). */
+const ruleNaming = (list: RuleList, tool: Tool.Any): CompiledRule | undefined => {
+  let rule = list.naming.get(tool)
+  if (rule === undefined) {
+    rule = bareRules(list, tool, false).find((candidate) => namesTool(candidate, tool)) ?? null
+    list.naming.set(tool, rule)
+  }
+  return rule ?? undefined
+}
+
+const noStrings: ReadonlyArray<string> = []
+const noPaths: ReadonlyArray<PathSubject> = []
 
 /** Whether a rule (with a specifier) covers a path subject for the given purpose. */
 const pathRuleApplies = (
@@ -318,18 +334,22 @@ export const make = (options: Options) => {
           else index.byWord.set(word, [...(index.byWord.get(word) ?? []), compiled])
         }
       }
-      return { bare, content: withContent, specifiers } satisfies RuleList
+      return { bare, content: withContent, specifiers, naming: new WeakMap() } satisfies RuleList
     })
 
-  const cache = new WeakMap<PermissionContext, { key: string; compiled: Compiled }>()
-  const cacheKey = (cwd: string) => `${cwd}\0${options.sessionRules?.(cwd).length ?? 0}`
+  // Compiled once per permission context, cwd and number of session rules (compared field by field: a key
+  // string built per call costs more than the lookup).
+  const cache = new WeakMap<
+    PermissionContext,
+    { readonly cwd: string; readonly sessionRules: number; readonly compiled: Compiled }
+  >()
+  const sessionRuleCount = (cwd: string) => options.sessionRules?.(cwd).length ?? 0
   const cachedFor = (context: PermissionContext, cwd: string): Compiled | undefined => {
     const hit = cache.get(context)
-    return hit !== undefined && hit.key === cacheKey(cwd) ? hit.compiled : undefined
+    return hit !== undefined && hit.cwd === cwd && hit.sessionRules === sessionRuleCount(cwd) ? hit.compiled : undefined
   }
   const compile = (context: PermissionContext, cwd: string): Effect.Effect<Compiled> =>
     Effect.gen(function*() {
-      const key = cacheKey(cwd)
       const session = options.sessionRules?.(cwd) ?? []
       const dirs: Array<string> = []
       for (const dir of [cwd, ...context.additionalDirectories]) {
@@ -341,7 +361,7 @@ export const make = (options: Options) => {
         allow: yield* compileList([...context.allow, ...session], context, cwd),
         workingDirs: dirs
       }
-      cache.set(context, { key, compiled })
+      cache.set(context, { cwd, sessionRules: session.length, compiled })
       return compiled
     })
 
@@ -356,6 +376,7 @@ export const make = (options: Options) => {
     subjects: Tool.RuleSubjects,
     cwd: string
   ): ReadonlyArray<PathSubject> | Effect.Effect<ReadonlyArray<PathSubject>> => {
+    if (subjects.paths.length === 0) return noPaths
     const lexical = lexicalPaths(subjects, cwd)
     if (options.realPath === undefined || lexical.length === 0) {
       return lexical.map(({ access, argument, path }) => ({ access, argument, path, forms: [path] }))
@@ -382,14 +403,18 @@ export const make = (options: Options) => {
         }
       }
     }
-    for (const rule of bareRules(list, tool, paths.length > 0)) {
+    if (paths.length === 0) {
+      // Without paths only a rule naming the tool can match, and which one is known per tool.
+      const rule = ruleNaming(list, tool)
+      return rule === undefined ? undefined : { rule }
+    }
+    for (const rule of bareRules(list, tool, true)) {
       if (namesTool(rule, tool)) return { rule }
       // Bare `Read` / `Edit` cover every path of their kind, whichever tool touches it.
       for (const path of paths) {
         if (pathRuleApplies(rule, tool, path.access, "deny", false)) return { rule, path: path.path }
       }
     }
-    if (paths.length === 0) return undefined
     for (const rule of pathRules(list, tool, pathMode)) {
       for (const path of paths) {
         if (pathRuleApplies(rule, tool, path.access, "deny", pathMode) && matchesPathForms(rule, path.forms, false)) {
@@ -410,7 +435,7 @@ export const make = (options: Options) => {
     pathMode: boolean,
     mode: PermissionMode
   ): { readonly allowed: boolean; readonly rule?: CompiledRule; readonly missing: ReadonlyArray<string> } => {
-    const whole = bareRules(list, tool, false).find((rule) => namesTool(rule, tool))
+    const whole = ruleNaming(list, tool)
     if (whole !== undefined) return { allowed: true, rule: whole, missing: [] }
     if (subjects.opaque !== undefined) return { allowed: false, missing: [] }
     let decisive: CompiledRule | undefined
@@ -631,10 +656,15 @@ export const make = (options: Options) => {
   ): Effect.Effect<PermissionDecision> => {
     const early = byRules(call, compiled, paths, variants, pathMode)
     if (early !== undefined) return Effect.succeed(early)
-    return Effect.map(
-      call.tool.checkPermissions(call.input, call.context),
-      (own) => afterOwn(call, own, compiled, subjects, paths, pathMode)
-    )
+    const own = call.tool.checkPermissions(call.input, call.context)
+    if (!succeeded(own)) return Effect.map(own, (result) => afterOwn(call, result, compiled, subjects, paths, pathMode))
+    // A check that answered with a plain value (the default passthrough) is read on the spot: one fiber step
+    // less. What the tool's methods throw still dies inside the decision's Effect, as it would in `map`.
+    try {
+      return Effect.succeed(afterOwn(call, own.value, compiled, subjects, paths, pathMode))
+    } catch (defect) {
+      return Effect.die(defect)
+    }
   }
 
   const run = (call: DecideCall, compiled: Compiled): Effect.Effect<PermissionDecision> => {
@@ -647,7 +677,9 @@ export const make = (options: Options) => {
     }
     // A tool without command-like subjects is a file tool: rules named after it are path rules.
     const pathMode = subjects.specifiers.length === 0 && subjects.opaque === undefined
-    const variants = subjects.specifiers.flatMap(PermissionRule.denyVariants)
+    const variants = subjects.specifiers.length === 0
+      ? noStrings
+      : subjects.specifiers.flatMap(PermissionRule.denyVariants)
 
     const prepared = pathSubjects(subjects, context.cwd)
     return Effect.isEffect(prepared)
