@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as net from "node:net"
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -96,6 +96,33 @@ describe("toolwright mcp", () => {
       assert.strictEqual(readFileSync(join(project, ".mcp.json"), "utf8"), before)
     }
     assert.strictEqual(toolwright("mcp", "add", "My_server-2", "--cwd", project, "--", "node", "server.js").code, 0)
+  })
+
+  it("add refuses flags that do not apply to the server's transport instead of dropping them", () => {
+    const project = mkdtempSync(join(dir, "flags-"))
+    const cases: Array<[Array<string>, string]> = [
+      [
+        ["remote", "--url", "https://example.com/mcp", "--env", "TOKEN=x"],
+        `--env is for stdio servers, which toolwright starts; send an http server what it needs with --header "Name: value".`
+      ],
+      [
+        ["local", "--header", "Authorization: Bearer x", "--", "node", "server.js"],
+        "--header is for remote servers (--url); give a stdio server what it needs with --env KEY=VALUE."
+      ],
+      [["local", "--env", "NOEQUALS", "--", "node", "server.js"], `--env "NOEQUALS" is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`],
+      [["events", "--transport", "sse", "--", "node", "server.js"], "An sse server needs --url, e.g. --url https://example.com/mcp"]
+    ]
+    for (const [args, message] of cases) {
+      const added = toolwright("mcp", "add", ...args, "--cwd", project)
+      assert.strictEqual(added.code, 2, args.join(" "))
+      assert.strictEqual(added.stderr, `Error: ${message}\n`)
+      assert.isFalse(existsSync(join(project, ".mcp.json")))
+    }
+    const added = toolwright("mcp", "add", "local", "--env", "A=1", "--env", "B=x=y", "--cwd", project, "--", "node", "s.js")
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.deepStrictEqual(JSON.parse(readFileSync(join(project, ".mcp.json"), "utf8")), {
+      mcpServers: { local: { type: "stdio", command: "node", args: ["s.js"], env: { A: "1", B: "x=y" } } }
+    })
   })
 
   it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {

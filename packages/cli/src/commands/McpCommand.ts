@@ -5,7 +5,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { ToolExecutor, ToolRuntime } from "@toolwright/core"
 import { McpClientManager, McpConfig, McpOAuth, McpServer } from "@toolwright/mcp"
-import { Console, Effect, HashMap, Layer, Logger, Option } from "effect"
+import { Console, Effect, Layer, Logger, Option } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as CliOptions from "../CliOptions.js"
@@ -114,7 +114,7 @@ export const add = Command.make(
     name: Args.text({ name: "NAME" }),
     transport,
     url: Options.text("url").pipe(Options.withDescription("The server's URL (sse, http, ws)"), Options.optional),
-    env: Options.keyValueMap("env").pipe(Options.withDescription("KEY=VALUE for a stdio server"), Options.optional),
+    env: Options.text("env").pipe(Options.withDescription("KEY=VALUE for a stdio server (repeatable)"), Options.repeated),
     header: Options.text("header").pipe(
       Options.withDescription("\"Name: value\" sent to a remote server"),
       Options.repeated
@@ -143,14 +143,39 @@ export const add = Command.make(
             message: `Give the command that starts the server after --, e.g. toolwright mcp add ${options.name} -- npx -y @modelcontextprotocol/server-everything`
           })
         }
+        // Dropping a flag that does not apply would write a server that silently lacks it.
+        if (options.header.length > 0) {
+          return yield* new UsageError({
+            message: "--header is for remote servers (--url); give a stdio server what it needs with --env KEY=VALUE."
+          })
+        }
         entry = { type: "stdio", command, args }
-        if (Option.isSome(options.env)) entry.env = Object.fromEntries(HashMap.toEntries(options.env.value))
+        if (options.env.length > 0) {
+          const env: Record<string, string> = {}
+          for (const item of options.env) {
+            const equals = item.indexOf("=")
+            if (equals <= 0) {
+              return yield* new UsageError({
+                message: `--env ${JSON.stringify(item)} is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`
+              })
+            }
+            env[item.slice(0, equals)] = item.slice(equals + 1)
+          }
+          entry.env = env
+        }
       } else {
+        const server = `${type === "ws" ? "A" : "An"} ${type} server`
         if (Option.isNone(options.url)) {
-          return yield* new UsageError({ message: `A ${type} server needs --url, e.g. --url https://example.com/mcp` })
+          return yield* new UsageError({ message: `${server} needs --url, e.g. --url https://example.com/mcp` })
         }
         if (options.command.length > 0) {
-          return yield* new UsageError({ message: `A ${type} server takes --url, not a command.` })
+          return yield* new UsageError({ message: `${server} takes --url, not a command.` })
+        }
+        if (options.env.length > 0) {
+          return yield* new UsageError({
+            message: `--env is for stdio servers, which toolwright starts; send ${server.toLowerCase()} what it needs ` +
+              `with --header "Name: value".`
+          })
         }
         entry = { type, url: options.url.value }
         if (options.header.length > 0) {
@@ -158,7 +183,9 @@ export const add = Command.make(
           for (const header of options.header) {
             const colon = header.indexOf(":")
             if (colon <= 0) {
-              return yield* new UsageError({ message: `--header ${JSON.stringify(header)} is not "Name: value".` })
+              return yield* new UsageError({
+                message: `--header ${JSON.stringify(header)} is not "Name: value", e.g. --header "Authorization: Bearer \${TOKEN}"`
+              })
             }
             headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim()
           }
