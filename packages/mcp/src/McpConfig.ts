@@ -167,6 +167,7 @@ export const parseEntry = (
   if (type === undefined) {
     if (raw.command !== undefined) type = "stdio"
     else if (typeof raw.url === "string") type = /^wss?:/i.test(raw.url) ? "ws" : "http"
+    else if (raw.url !== undefined) return fail("url", `must be a string, not ${describeJson(raw.url)}`)
     else return fail("command", "is missing: give a command (stdio server) or a url (remote server)")
   }
 

@@ -43,7 +43,8 @@ describe("McpConfig", () => {
       d: { type: "carrier-pigeon", url: "x" },
       e: { command: "x", env: { TOKEN: "${NOT_SET}" } },
       f: "npx server",
-      g: { command: "x", url: "http://x" }
+      g: { command: "x", url: "http://x" },
+      h: { url: 5 }
     }, "/p/.mcp.json", {})
     assert.deepStrictEqual(parsed.servers.map((server) => server.name), ["a"])
     assert.deepStrictEqual(parsed.errors.map((error) => [error.server, error.field, error.message]), [
@@ -56,7 +57,8 @@ describe("McpConfig", () => {
         `MCP server "e" in /p/.mcp.json: env.TOKEN uses the environment variable NOT_SET, which is not set; set it or write \${NOT_SET:-default}`
       ],
       ["f", "(entry)", `MCP server "f" in /p/.mcp.json: (entry) must be an object, not a string`],
-      ["g", "url", `MCP server "g" in /p/.mcp.json: url is not a field of a stdio server (use command, args, env, cwd)`]
+      ["g", "url", `MCP server "g" in /p/.mcp.json: url is not a field of a stdio server (use command, args, env, cwd)`],
+      ["h", "url", `MCP server "h" in /p/.mcp.json: url must be a string, not a number`]
     ])
   })
 
