@@ -8,7 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as net from "node:net"
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -123,6 +123,27 @@ describe("toolwright mcp", () => {
     assert.deepStrictEqual(JSON.parse(readFileSync(join(project, ".mcp.json"), "utf8")), {
       mcpServers: { local: { type: "stdio", command: "node", args: ["s.js"], env: { A: "1", B: "x=y" } } }
     })
+  })
+
+  it("add and remove say when the name is configured in settings, which take precedence over .mcp.json", () => {
+    const project = mkdtempSync(join(dir, "shadowed-"))
+    mkdirSync(join(project, ".toolwright"))
+    const settings = join(project, ".toolwright", "settings.json")
+    writeFileSync(settings, JSON.stringify({ mcpServers: { docs: { url: "https://example.com/mcp" } } }))
+    const removed = toolwright("mcp", "remove", "docs", "--cwd", project)
+    assert.strictEqual(removed.code, 2)
+    assert.strictEqual(
+      removed.stderr,
+      `Error: No MCP server named "docs" in ${join(project, ".mcp.json")}. It is configured in ${settings}: ` +
+        "remove it from mcpServers there.\n"
+    )
+    const added = toolwright("mcp", "add", "docs", "--cwd", project, "--", "node", "docs.js")
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.strictEqual(
+      added.stderr,
+      `warning: ${settings} also defines MCP server "docs" in mcpServers, and settings take precedence over ` +
+        ".mcp.json: remove it there for this entry to be used.\n"
+    )
   })
 
   it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {

@@ -211,6 +211,13 @@ export const add = Command.make(
           Effect.mapError((error) => new UsageError({ message: error.message }))
         )
       yield* Console.log(`Added ${type} MCP server "${options.name}" to ${file}`)
+      const shadowing = yield* settingsDefining(cwd, options.name)
+      if (shadowing.length > 0) {
+        yield* Console.error(
+          `warning: ${shadowing.at(-1)} also defines MCP server "${options.name}" in mcpServers, and settings take ` +
+            `precedence over .mcp.json: remove it there for this entry to be used.`
+        )
+      }
     })
 ).pipe(Command.withDescription("Add a server to the project's .mcp.json: add NAME -- COMMAND ARGS... or add NAME --url URL"))
 
@@ -222,12 +229,15 @@ export const remove = Command.make(
       const dir = projectDir(cwd)
       const file = yield* McpConfig.updateProjectFile(dir, (servers) => {
         if (!(name in servers)) {
-          return Effect.fail(
-            new McpConfig.McpConfigFileError({
-              source: McpConfig.projectFile(dir),
-              message: `No MCP server named "${name}" in ${McpConfig.projectFile(dir)}.`
-            })
-          )
+          return Effect.flatMap(settingsDefining(dir, name), (defining) =>
+            Effect.fail(
+              new McpConfig.McpConfigFileError({
+                source: McpConfig.projectFile(dir),
+                message: `No MCP server named "${name}" in ${McpConfig.projectFile(dir)}.` + (defining.length > 0
+                  ? ` It is configured in ${defining.join(" and ")}: remove it from mcpServers there.`
+                  : " Run `toolwright mcp list` to see the configured servers.")
+              })
+            ))
         }
         const { [name]: _, ...rest } = servers
         return Effect.succeed(rest)
@@ -235,6 +245,14 @@ export const remove = Command.make(
       yield* Console.log(`Removed MCP server "${name}" from ${file}`)
     })
 ).pipe(Command.withDescription("Remove a server from the project's .mcp.json"))
+
+/** The settings files (no --settings) whose `mcpServers` name `name`: they take precedence over `.mcp.json`. */
+const settingsDefining = (dir: string, name: string): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.map(McpConfig.loadSettingsServers(mcpSettingsFiles(dir, Option.none())), (sources) =>
+    sources.flatMap((source) => [
+      ...source.servers.filter((server) => server.name === name).map((server) => server.source),
+      ...source.errors.filter((error) => error.server === name).map((error) => error.source)
+    ]))
 
 /** Opens a URL in the user's browser when there is one; the URL is printed either way. */
 const openBrowser = (url: string) => {
