@@ -256,14 +256,27 @@ export const builtinRegistryFor = (
 export const registryLayerFor = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
 ) =>
+  withToolSearch(
+    McpToolRegistry.layer.pipe(
+      Layer.provide(builtinRegistryFor(options)),
+      Layer.provideMerge(mcpLayer(options))
+    )
+  )
+
+/**
+ * The registry `mcp serve` offers: built-ins configured by settings (`sandbox`) and settings' `plugins`, as in
+ * `run`, with ToolSearch searching that pool; never the project's MCP servers, which serving back could loop.
+ */
+export const servedRegistryLayerFor = (
+  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
+) => withToolSearch(builtinRegistryFor(options))
+
+/** `tools` with the ToolSearch tool searching their pool (its deferral mode from `TOOLWRIGHT_TOOL_SEARCH`). */
+const withToolSearch = <E, R>(tools: Layer.Layer<ToolRegistry.ToolRegistry, E, R>) =>
   Layer.unwrapEffect(
     ToolSearch.settingsConfig.pipe(
       Effect.mapError((error) => new UsageError({ message: `Invalid environment: ${String(error)}` })),
       Effect.map((searchSettings) => {
-        const tools = McpToolRegistry.layer.pipe(
-          Layer.provide(builtinRegistryFor(options)),
-          Layer.provideMerge(mcpLayer(options))
-        )
         const searchThePool = Layer.effectDiscard(Effect.gen(function*() {
           const registry = yield* ToolRegistry.ToolRegistry
           const deferred = yield* ToolSearch.DeferredTools

@@ -219,6 +219,51 @@ describe("toolwright mcp", () => {
       assert.include((write.content as Array<{ text: string }>)[0].text, "so toolwright mcp serve cannot ask")
     }))
 
+  it.scopedLive("serve: settings' plugins, PermissionRequest hooks and ToolSearch apply as in run", () =>
+    Effect.gen(function*() {
+      const project = mkdtempSync(join(dir, "served-"))
+      mkdirSync(join(project, ".toolwright"))
+      const hook = join(project, "allow-writes.sh")
+      writeFileSync(
+        hook,
+        `#!/bin/sh\necho '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'\n`,
+        { mode: 0o755 }
+      )
+      writeFileSync(
+        join(project, ".toolwright", "settings.json"),
+        JSON.stringify({
+          plugins: [join(cliDir, "test", "fixtures", "shout-plugin.mjs")],
+          hooks: { PermissionRequest: [{ matcher: "Write", hooks: [{ type: "command", command: hook }] }] }
+        })
+      )
+      const client = new Client({ name: "e2e", version: "1" })
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          client.connect(
+            new StdioClientTransport({
+              command: process.execPath,
+              args: [bin, "mcp", "serve", "--cwd", project],
+              env: { ...process.env, HOME: dir } as Record<string, string>,
+              stderr: "ignore"
+            })
+          )
+        ),
+        () => Effect.promise(() => client.close())
+      )
+      const { tools } = yield* Effect.promise(() => client.listTools())
+      assert.include(tools.map((tool) => tool.name), "Shout")
+      const shout = yield* Effect.promise(() => client.callTool({ name: "Shout", arguments: { text: "hi" } }))
+      assert.deepStrictEqual(shout.content, [{ type: "text", text: "HI" }])
+      // No elicitation here: the hook answers for the user.
+      const write = yield* Effect.promise(() =>
+        client.callTool({ name: "Write", arguments: { file_path: join(project, "hooked.txt"), content: "ok\n" } })
+      )
+      assert.isUndefined(write.isError, JSON.stringify(write.content))
+      assert.strictEqual(readFileSync(join(project, "hooked.txt"), "utf8"), "ok\n")
+      const search = yield* Effect.promise(() => client.callTool({ name: "ToolSearch", arguments: { query: "select:Shout" } }))
+      assert.deepStrictEqual(search.content, [{ type: "text", text: "[tool reference Shout]" }])
+    }))
+
   it.scopedLive("serve: a client going away mid-call stops the call's processes before serve exits", () =>
     Effect.gen(function*() {
       const marker = `sleep 999.${process.pid}${Date.now() % 1000}`

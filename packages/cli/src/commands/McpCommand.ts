@@ -10,7 +10,15 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
-import { makeSession, mcpLayer, mcpSettingsFiles, registryLayer, resultStages, settingsStages } from "../CliRuntime.js"
+import {
+  makeSession,
+  mcpLayer,
+  mcpSettingsFiles,
+  resultStages,
+  servedRegistryLayerFor,
+  settingsStages,
+  withPermissionRequestHooks
+} from "../CliRuntime.js"
 
 const projectDir = (cwd: Option.Option<string>) => path.resolve(Option.getOrElse(cwd, () => process.cwd()))
 
@@ -365,11 +373,13 @@ export const serve = Command.make(
             Layer.mergeAll(
               resultStages,
               settingsStages,
-              McpServer.prompterLayer,
+              // PermissionRequest hooks may answer for the client's user, as they do for run's.
+              withPermissionRequestHooks(McpServer.prompterLayer),
               ToolExecutor.layerConfig.pipe(Layer.mapError((error) => new UsageError({ message: error.message })))
             )
           ),
-          Layer.provideMerge(registryLayer),
+          // Settings' sandbox and plugins apply as in run: a served Bash is sandboxed like any other.
+          Layer.provideMerge(servedRegistryLayerFor(options)),
           Layer.provideMerge(McpServer.bridgeLayer)
         )
       ),
