@@ -146,6 +146,22 @@ describe("toolwright mcp", () => {
     )
   })
 
+  it("add takes a ws:// or wss:// --url as a WebSocket server, as .mcp.json reads an entry without a type", () => {
+    const project = mkdtempSync(join(dir, "ws-"))
+    const added = toolwright("mcp", "add", "live", "--url", "wss://example.com/ws", "--cwd", project)
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.strictEqual(added.stdout, `Added ws MCP server "live" to ${join(project, ".mcp.json")}\n`)
+    const http = toolwright("mcp", "add", "web", "--url", "ws://example.com/ws", "--transport", "http", "--cwd", project)
+    assert.strictEqual(http.code, 2)
+    assert.strictEqual(
+      http.stderr,
+      `Error: MCP server "web" in .mcp.json: url must start with http:// or https:// for an http server\n`
+    )
+    assert.deepStrictEqual(JSON.parse(readFileSync(join(project, ".mcp.json"), "utf8")), {
+      mcpServers: { live: { type: "ws", url: "wss://example.com/ws" } }
+    })
+  })
+
   it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {
     const outOfRange = toolwright("mcp", "serve", "--transport", "http", "--port", "70000", "--cwd", dir)
     assert.strictEqual(outOfRange.code, 2)

@@ -204,7 +204,9 @@ export const parseEntry = (
 
   if (type === "sse" || type === "http" || type === "ws") {
     for (const key of Object.keys(raw)) {
-      if (!REMOTE_KEYS.has(key)) return fail(key, `is not a field of a ${type} server (use url, headers)`)
+      if (!REMOTE_KEYS.has(key)) {
+        return fail(key, `is not a field of ${type === "ws" ? "a" : "an"} ${type} server (use url, headers, oauth)`)
+      }
     }
     if (typeof raw.url !== "string") {
       return fail("url", raw.url === undefined ? "is missing" : `must be a string, not ${describeJson(raw.url)}`)
@@ -215,7 +217,7 @@ export const parseEntry = (
     if (parsed instanceof McpConfigError) return parsed
     const schemes = type === "ws" ? ["ws:", "wss:"] : ["http:", "https:"]
     if (!schemes.includes(parsed.protocol)) {
-      return fail("url", `must start with ${schemes.map((s) => `${s}//`).join(" or ")} for a ${type} server`)
+      return fail("url", `must start with ${schemes.map((s) => `${s}//`).join(" or ")} for ${type === "ws" ? "a" : "an"} ${type} server`)
     }
     const headers = stringMap("headers", raw.headers)
     if (headers instanceof McpConfigError) return headers

@@ -49,7 +49,7 @@ describe("McpConfig", () => {
     assert.deepStrictEqual(parsed.servers.map((server) => server.name), ["a"])
     assert.deepStrictEqual(parsed.errors.map((error) => [error.server, error.field, error.message]), [
       ["b", "args[1]", `MCP server "b" in /p/.mcp.json: args[1] must be a string, not a number`],
-      ["c", "url", `MCP server "c" in /p/.mcp.json: url must start with http:// or https:// for a http server`],
+      ["c", "url", `MCP server "c" in /p/.mcp.json: url must start with http:// or https:// for an http server`],
       ["d", "type", `MCP server "d" in /p/.mcp.json: type must be one of "stdio", "sse", "http", "ws", not "carrier-pigeon"`],
       [
         "e",

@@ -112,7 +112,7 @@ export const get = Command.make(
 ).pipe(Command.withDescription("Show one MCP server: configuration, state, log file and tools"))
 
 const transport = Options.choice("transport", ["stdio", "sse", "http", "ws"]).pipe(
-  Options.withDescription("How to reach the server (default: stdio with a command, http with --url)"),
+  Options.withDescription("How to reach the server (default: stdio with a command, ws with a ws:// or wss:// --url, else http)"),
   Options.optional
 )
 
@@ -139,7 +139,11 @@ export const add = Command.make(
             `hyphens and underscores (it becomes part of its tools' names, mcp__NAME__tool).`
         })
       }
-      const type = Option.getOrElse(options.transport, () => (Option.isSome(options.url) ? "http" : "stdio"))
+      // Without --transport, as .mcp.json reads an entry without "type": a ws:// or wss:// URL is WebSocket.
+      const type = Option.getOrElse(
+        options.transport,
+        () => Option.isNone(options.url) ? "stdio" : /^wss?:/i.test(options.url.value) ? "ws" : "http"
+      )
       let entry: Record<string, unknown>
       if (type === "stdio") {
         if (Option.isSome(options.url)) {
