@@ -35,6 +35,26 @@ const toolwright = (...args: Array<string>) => {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/** An MCP SDK client connected to `toolwright mcp serve --cwd project` over stdio, closed with the scope. */
+const serveClient = (project: string) =>
+  Effect.gen(function*() {
+    const client = new Client({ name: "e2e", version: "1" })
+    yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        client.connect(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: [bin, "mcp", "serve", "--cwd", project],
+            env: { ...process.env, HOME: dir } as Record<string, string>,
+            stderr: "ignore"
+          })
+        )
+      ),
+      () => Effect.promise(() => client.close())
+    )
+    return client
+  })
+
 describe("toolwright mcp", () => {
   it("add, list, get, run and remove a server in the project's .mcp.json", () => {
     writeFileSync(join(dir, ".mcp.json"), JSON.stringify({ owner: "kept", mcpServers: {} }))
@@ -201,20 +221,7 @@ describe("toolwright mcp", () => {
 
   it.scopedLive("serve: an MCP client lists the built-in tools and calls them through the pipeline", () =>
     Effect.gen(function*() {
-      const client = new Client({ name: "e2e", version: "1" })
-      yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          client.connect(
-            new StdioClientTransport({
-              command: process.execPath,
-              args: [bin, "mcp", "serve", "--cwd", dir],
-              env: { ...process.env, HOME: dir } as Record<string, string>,
-              stderr: "ignore"
-            })
-          )
-        ),
-        () => Effect.promise(() => client.close())
-      )
+      const client = yield* serveClient(dir)
       const { tools } = yield* Effect.promise(() => client.listTools())
       const names = tools.map((tool) => tool.name)
       assert.include(names, "Read")
@@ -252,20 +259,7 @@ describe("toolwright mcp", () => {
           hooks: { PermissionRequest: [{ matcher: "Write", hooks: [{ type: "command", command: hook }] }] }
         })
       )
-      const client = new Client({ name: "e2e", version: "1" })
-      yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          client.connect(
-            new StdioClientTransport({
-              command: process.execPath,
-              args: [bin, "mcp", "serve", "--cwd", project],
-              env: { ...process.env, HOME: dir } as Record<string, string>,
-              stderr: "ignore"
-            })
-          )
-        ),
-        () => Effect.promise(() => client.close())
-      )
+      const client = yield* serveClient(project)
       const { tools } = yield* Effect.promise(() => client.listTools())
       assert.include(tools.map((tool) => tool.name), "Shout")
       const shout = yield* Effect.promise(() => client.callTool({ name: "Shout", arguments: { text: "hi" } }))
