@@ -182,6 +182,41 @@ describe("toolwright mcp", () => {
     })
   })
 
+  it("get --json leaves out the values of env, headers and the client secret, as the text output does", () => {
+    const project = mkdtempSync(join(dir, "secrets-"))
+    writeFileSync(
+      join(project, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          docs: {
+            url: "http://127.0.0.1:9/mcp",
+            headers: { Authorization: "Bearer ${TOKEN}" },
+            oauth: { clientId: "app", clientSecret: "${TOKEN}" }
+          },
+          local: { command: "node", args: ["missing.js"], env: { API_KEY: "${TOKEN}" } }
+        }
+      })
+    )
+    const get = (name: string) =>
+      spawnSync(process.execPath, [bin, "mcp", "get", name, "--json", "--cwd", project], {
+        encoding: "utf8",
+        env: { ...process.env, HOME: dir, TOKEN: "tok-3141592" }
+      })
+    const docs = get("docs")
+    assert.strictEqual(docs.status, 0, docs.stderr)
+    assert.notInclude(docs.stdout, "tok-3141592")
+    assert.deepStrictEqual(JSON.parse(docs.stdout).config, {
+      type: "http",
+      url: "http://127.0.0.1:9/mcp",
+      headers: { Authorization: "(redacted)" },
+      oauth: { clientId: "app", clientSecret: "(redacted)" }
+    })
+    const local = get("local")
+    assert.strictEqual(local.status, 0, local.stderr)
+    assert.notInclude(local.stdout, "tok-3141592")
+    assert.deepStrictEqual(JSON.parse(local.stdout).config.env, { API_KEY: "(redacted)" })
+  })
+
   it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {
     const outOfRange = toolwright("mcp", "serve", "--transport", "http", "--port", "70000", "--cwd", dir)
     assert.strictEqual(outOfRange.code, 2)

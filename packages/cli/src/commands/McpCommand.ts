@@ -71,6 +71,22 @@ export const list = Command.make(
     }).pipe(Effect.provide(mcpLayer({ cwd, settings }, false)))
 ).pipe(Command.withDescription("List the configured MCP servers with their state and tool counts"))
 
+const REDACTED = "(redacted)"
+
+/**
+ * A server's configuration without the values of its env, headers and client secret: they are expanded from
+ * ${VAR}s and often hold tokens, which `mcp get --json` output (logs, bug reports) must not carry. The text
+ * output names the keys only, for the same reason.
+ */
+const redacted = (config: McpConfig.ServerConfig | undefined) => {
+  const hide = (values: Readonly<Record<string, string>>) =>
+    Object.fromEntries(Object.keys(values).map((key) => [key, REDACTED]))
+  if (config === undefined || config.type === "sdk") return config
+  if (config.type === "stdio") return { ...config, env: hide(config.env) }
+  const oauth = config.oauth?.clientSecret === undefined ? config.oauth : { ...config.oauth, clientSecret: REDACTED }
+  return { ...config, headers: hide(config.headers), ...(oauth === undefined ? {} : { oauth }) }
+}
+
 export const get = Command.make(
   "get",
   { name: Args.text({ name: "NAME" }), json: CliOptions.json, cwd: CliOptions.cwd, settings: CliOptions.settings },
@@ -85,7 +101,9 @@ export const get = Command.make(
       }
       const tools = manager.tools().filter((tool) => tool.mcpInfo?.serverName === name)
       if (json) {
-        yield* Console.log(JSON.stringify({ ...server, tools: tools.map((tool) => tool.name) }, null, 2))
+        yield* Console.log(
+          JSON.stringify({ ...server, config: redacted(server.config), tools: tools.map((tool) => tool.name) }, null, 2)
+        )
         return
       }
       const lines = [
