@@ -403,11 +403,18 @@ export const updateProjectFile = (
       })
     }
     const next = { ...current, mcpServers: yield* update({ ...servers }) }
-    const temp = `${file}.${process.pid}.${Date.now()}.tmp`
+    // The file keeps its permissions (a 0600 .mcp.json holding tokens stays private) and, when it is a
+    // symlink, the link: the rename replaces its target.
+    const existing = fs.existsSync(file)
+      ? { target: fs.realpathSync(file), mode: fs.statSync(file).mode & 0o777 }
+      : undefined
+    const target = existing?.target ?? file
+    const temp = `${target}.${process.pid}.${Date.now()}.tmp`
     yield* Effect.try({
       try: () => {
-        fs.writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o644 })
-        fs.renameSync(temp, file)
+        fs.writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 })
+        fs.chmodSync(temp, existing?.mode ?? 0o644)
+        fs.renameSync(temp, target)
       },
       catch: (error) => {
         fs.rmSync(temp, { force: true })

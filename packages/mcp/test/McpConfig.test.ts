@@ -103,6 +103,18 @@ describe("McpConfig", () => {
         mcpServers: { a: { command: "a" }, b: { type: "http", url: "http://x" } }
       })
       assert.deepStrictEqual(fs.readdirSync(dir), [".mcp.json"])
+      // A private file stays private, and a symlinked one stays a link to the file it names.
+      fs.chmodSync(path.join(dir, ".mcp.json"), 0o600)
+      yield* McpConfig.updateProjectFile(dir, (servers) => Effect.succeed({ ...servers, c: { command: "c" } }))
+      assert.strictEqual(fs.statSync(path.join(dir, ".mcp.json")).mode & 0o777, 0o600)
+      const shared = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-shared-"))
+      fs.renameSync(path.join(dir, ".mcp.json"), path.join(shared, "mcp.json"))
+      fs.symlinkSync(path.join(shared, "mcp.json"), path.join(dir, ".mcp.json"))
+      yield* McpConfig.updateProjectFile(dir, ({ c: _, ...servers }) => Effect.succeed(servers))
+      assert.isTrue(fs.lstatSync(path.join(dir, ".mcp.json")).isSymbolicLink())
+      assert.deepStrictEqual(Object.keys(JSON.parse(fs.readFileSync(path.join(shared, "mcp.json"), "utf8")).mcpServers), ["a", "b"])
+      assert.deepStrictEqual(fs.readdirSync(shared), ["mcp.json"])
+      fs.rmSync(path.join(dir, ".mcp.json"))
       fs.writeFileSync(path.join(dir, ".mcp.json"), "{ broken")
       const error = yield* Effect.flip(McpConfig.loadProjectServers(dir))
       assert.match(error.message, /^Cannot read MCP configuration .*\.mcp\.json: it is not valid JSON/)
