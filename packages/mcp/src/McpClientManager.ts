@@ -161,6 +161,50 @@ const isConnectionLost = (error: unknown): boolean =>
   /fetch failed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|terminated|SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|other side closed/i
     .test(`${messageOf(error)} ${Predicate.hasProperty(error, "cause") ? messageOf(error.cause) : ""}`)
 
+/** The system error code behind an error: its own, its cause's, or one its message quotes (SSE errors). */
+const systemCode = (error: unknown): string | undefined => {
+  for (const candidate of [error, Predicate.hasProperty(error, "cause") ? error.cause : undefined]) {
+    if (Predicate.hasProperty(candidate, "code") && typeof candidate.code === "string") return candidate.code
+  }
+  return /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH)\b/.exec(messageOf(error))?.[1]
+}
+
+/** "fetch failed" says nothing: the cause says what failed. */
+const detailOf = (error: unknown): string => {
+  const message = messageOf(error)
+  const cause = Predicate.hasProperty(error, "cause") ? error.cause : undefined
+  return message === "fetch failed" && cause !== undefined ? `${message}: ${messageOf(cause)}` : message
+}
+
+/** Why a server did not start, in words that say what to do about it. */
+const startFailure = (entry: ServerEntry, error: unknown): string => {
+  const config = entry.config
+  const code = systemCode(error)
+  const detail = detailOf(error)
+  if (config.type === "stdio") {
+    if (code === "ENOENT") {
+      return `its command ${config.command} was not found${config.command.includes("/") ? "" : " on PATH"} (${detail}). ` +
+        `Install it, or fix "command" of "${entry.name}" in ${entry.source}.`
+    }
+    if (code === "EACCES") {
+      return `its command ${config.command} cannot be run (${detail}). Make it executable, or fix "command" of ` +
+        `"${entry.name}" in ${entry.source}.`
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      return `it exited before answering the MCP handshake (${detail})`
+    }
+    return detail
+  }
+  if (config.type === "sdk") return detail
+  if (code === "ECONNREFUSED") {
+    return `nothing answers at ${config.url} (${detail}). Start the server, or fix "url" of "${entry.name}" in ${entry.source}.`
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return `the host of ${config.url} was not found (${detail}). Check "url" of "${entry.name}" in ${entry.source}.`
+  }
+  return detail
+}
+
 /** What a call is told when the connection broke under a heartbeat ping. */
 const pingFailed = (error: unknown): string => `its connection broke during a ping: ${messageOf(error)}`
 
@@ -505,7 +549,7 @@ export const make = (options: Options) =>
       const base = error instanceof McpError && error.code === ErrorCode.RequestTimeout
         ? `did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`
         // The SDK names its own option; the user wrote `oauth.issuer`.
-        : messageOf(error).replace("`expectedIssuer`", `oauth.issuer in ${connection.entry.source}`)
+        : startFailure(connection.entry, error).replace("`expectedIssuer`", `oauth.issuer in ${connection.entry.source}`)
       const tail = stderrTail(connection.logFile, offset)
       return tail === "" ? base : `${base}; its stderr ended with:\n${tail}`
     }

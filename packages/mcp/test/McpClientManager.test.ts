@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { McpClientManager, McpConfig, McpToolRegistry } from "../src/index.js"
+import { freePort } from "./support.js"
 
 const here = import.meta.dirname
 const everything = path.join(here, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
@@ -109,26 +110,49 @@ describe("McpClientManager over stdio (server-everything)", () => {
 })
 
 describe("McpClientManager configuration", () => {
-  it.scopedLive("a bad entry is an error naming server and field, and the other servers still start", () => {
-    const { layer } = setup({
-      broken: { command: ["node"] },
-      missing: { command: "/nonexistent/mcp-server-binary" },
-      good: { command: process.execPath, args: [scripted] }
-    })
-    return Effect.gen(function*() {
-      const manager = yield* McpClientManager.McpClientManager
-      const byName = new Map(manager.servers().map((server) => [server.name, server]))
-      assert.strictEqual(byName.get("good")?.state, "connected")
-      assert.strictEqual(byName.get("broken")?.state, "failed")
-      assert.strictEqual(
-        byName.get("broken")?.error,
-        `MCP server "broken" in test.mcp.json: command must be a non-empty string`
-      )
-      assert.strictEqual(byName.get("missing")?.state, "failed")
-      assert.match(byName.get("missing")?.error ?? "", /ENOENT|closed/)
-      assert.include(manager.tools().map((tool) => tool.name), "mcp__good__slow")
-    }).pipe(Effect.provide(layer))
-  })
+  it.scopedLive("a bad entry is an error naming server and field, and the other servers still start", () =>
+    Effect.flatMap(freePort, (port) => {
+      const { layer } = setup({
+        broken: { command: ["node"] },
+        missing: { command: "/nonexistent/mcp-server-binary" },
+        unlisted: { command: "no-such-mcp-server-command" },
+        refused: { type: "http", url: `http://127.0.0.1:${port}/mcp` },
+        nohost: { type: "http", url: "http://no-such-host.invalid/mcp" },
+        good: { command: process.execPath, args: [scripted] }
+      })
+      return Effect.gen(function*() {
+        const manager = yield* McpClientManager.McpClientManager
+        const byName = new Map(manager.servers().map((server) => [server.name, server]))
+        assert.strictEqual(byName.get("good")?.state, "connected")
+        assert.strictEqual(byName.get("broken")?.state, "failed")
+        assert.strictEqual(
+          byName.get("broken")?.error,
+          `MCP server "broken" in test.mcp.json: command must be a non-empty string`
+        )
+        // Start-up failures say what failed and what to fix, not only the system's word for it.
+        assert.strictEqual(byName.get("missing")?.state, "failed")
+        assert.strictEqual(
+          byName.get("missing")?.error,
+          `its command /nonexistent/mcp-server-binary was not found (spawn /nonexistent/mcp-server-binary ENOENT). ` +
+            `Install it, or fix "command" of "missing" in test.mcp.json.`
+        )
+        assert.strictEqual(
+          byName.get("unlisted")?.error,
+          `its command no-such-mcp-server-command was not found on PATH (spawn no-such-mcp-server-command ENOENT). ` +
+            `Install it, or fix "command" of "unlisted" in test.mcp.json.`
+        )
+        assert.strictEqual(
+          byName.get("refused")?.error,
+          `nothing answers at http://127.0.0.1:${port}/mcp (fetch failed: connect ECONNREFUSED 127.0.0.1:${port}). ` +
+            `Start the server, or fix "url" of "refused" in test.mcp.json.`
+        )
+        assert.match(
+          byName.get("nohost")?.error ?? "",
+          /^the host of http:\/\/no-such-host\.invalid\/mcp was not found \(fetch failed: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid\)\. Check "url" of "nohost" in test\.mcp\.json\.$/
+        )
+        assert.include(manager.tools().map((tool) => tool.name), "mcp__good__slow")
+      }).pipe(Effect.provide(layer))
+    }))
 
   it.scopedLive("a server that does not answer in time is failed with the reason", () => {
     const { layer } = setup(

@@ -3,23 +3,14 @@ import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/
 import { Effect, Layer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { McpClientManager, McpConfig, McpToolRegistry } from "../src/index.js"
+import { freePort } from "./support.js"
 
 const here = import.meta.dirname
 const everything = path.join(here, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 const scripted = path.join(here, "fixtures/scripted-server.mjs")
-
-const freePort = Effect.async<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 /** Spawns a server and waits for the line saying it listens; killed when the scope closes. */
 const startServer = (args: ReadonlyArray<string>, ready: RegExp, env: Record<string, string> = {}) =>
