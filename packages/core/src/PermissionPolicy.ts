@@ -95,6 +95,9 @@ export interface RulesOptions {
   readonly persist?: (rules: ReadonlyArray<string>, context: ToolUseContext) => Effect.Effect<void>
 }
 
+// Asked on every call: no array allocated for a cwd without remembered rules.
+const noRules: ReadonlyArray<RuleEntry> = []
+
 /**
  * The rule-based policy, in Claude Code's order: a PreToolUse hook's deny; deny rules (any source); ask
  * rules (even in bypass mode); the tool's own check; plan mode; input that could not be analysed asks
@@ -104,7 +107,7 @@ export interface RulesOptions {
  */
 export const makeRules = (options: RulesOptions = {}): Service => {
   const session = new Map<string, Array<RuleEntry>>()
-  const engine = RulePolicy.make({ realPath: options.realPath, sessionRules: (cwd) => session.get(cwd) ?? [] })
+  const engine = RulePolicy.make({ realPath: options.realPath, sessionRules: (cwd) => session.get(cwd) ?? noRules })
   return {
     decide: engine.decide,
     isBlanketDenied: engine.isBlanketDenied,
