@@ -91,7 +91,12 @@ const main = async () => {
   const layer = ToolRuntime.layerDefault.pipe(
     Layer.provideMerge(McpToolRegistry.layer.pipe(Layer.provide(ToolRegistry.layerTools([])))),
     Layer.provideMerge(McpClientManager.layer({
-      servers: McpConfig.parseServers({ echo: { command: process.execPath, args: [echoServer] } }, "bench"),
+      // One server process per measured path: a call that wakes a server another path has just used costs
+      // differently from one whose server sat idle, so no path shares one.
+      servers: McpConfig.parseServers({
+        echo: { command: process.execPath, args: [echoServer] },
+        echo2: { command: process.execPath, args: [echoServer] }
+      }, "bench"),
       cwd: work,
       logDir: path.join(work, "logs")
     }))
@@ -104,7 +109,9 @@ const main = async () => {
       context,
       () => Effect.void
     ))
-  const tool = (await runtime.runPromise(McpClientManager.McpClientManager)).tools()[0]
+  const tool = (await runtime.runPromise(McpClientManager.McpClientManager)).tools().find((candidate) =>
+    candidate.name === "mcp__echo2__echo"
+  )!
   const callContext = ToolUseContext.forCall(context, "toolu_bench")
   const toolCall = Effect.suspend(() => tool.call({ message: "hi" }, callContext)).pipe(
     Effect.provideService(ToolProgress.ToolProgress, { report: () => Effect.void })
@@ -117,18 +124,22 @@ const main = async () => {
     await runtime.runPromise(wrappedCall)
     await runtime.runPromise(toolCall)
   }
-  // Interleaved so all three see the same machine load.
-  for (let i = 0; i < 500; i++) {
-    let start = performance.now()
-    await echo.callTool({ name: "echo", arguments: { message: "hi" } })
-    rawTimes.push(performance.now() - start)
-    start = performance.now()
-    const result = await runtime.runPromise(wrappedCall)
-    wrappedTimes.push(performance.now() - start)
-    if (result.result.is_error === true) throw new Error(`wrapped echo failed: ${JSON.stringify(result.result)}`)
-    start = performance.now()
-    await runtime.runPromise(toolCall)
-    toolTimes.push(performance.now() - start)
+  const measured: ReadonlyArray<readonly [Array<number>, () => Promise<unknown>]> = [
+    [rawTimes, () => echo.callTool({ name: "echo", arguments: { message: "hi" } })],
+    [wrappedTimes, () =>
+      runtime.runPromise(wrappedCall).then((result) => {
+        if (result.result.is_error === true) throw new Error(`wrapped echo failed: ${JSON.stringify(result.result)}`)
+      })],
+    [toolTimes, () => runtime.runPromise(toolCall)]
+  ]
+  // Interleaved so all three see the same machine load, and in turns so none always comes first.
+  for (let i = 0; i < 600; i++) {
+    for (let k = 0; k < measured.length; k++) {
+      const [times, run] = measured[(i + k) % measured.length]
+      const start = performance.now()
+      await run()
+      times.push(performance.now() - start)
+    }
   }
   const raw = median(rawTimes)
   const wrapped = median(wrappedTimes)
