@@ -86,7 +86,18 @@ const Mcp = Tool.make({
   call: () => Effect.succeed("created")
 })
 
-const tools = [FakeBash, FileRead, FileWrite, Grep, WebFetch, Agent, Mcp]
+// The server says its tool only reads (annotations.readOnlyHint): a hint from a server, not a promise.
+const McpReader = Tool.make({
+  name: "mcp__github__list_issues",
+  description: "MCP read-only (fake)",
+  input: Schema.Struct({}),
+  source: "mcp",
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  call: () => Effect.succeed("issues")
+})
+
+const tools = [FakeBash, FileRead, FileWrite, Grep, WebFetch, Agent, Mcp, McpReader]
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tw-perm-")))
 const cwd = path.join(tmp, "proj")
@@ -286,11 +297,20 @@ describe("PermissionPolicy.layer: other rule kinds", () => {
       assert.strictEqual(yield* behavior({ allow: ["mcp__github__*"] }, "mcp__github__create_issue", {}), "allow")
       assert.strictEqual(yield* behavior({ allow: ["mcp__github__create_issue"] }, "mcp__github__create_issue", {}), "allow")
       assert.strictEqual(yield* behavior({ allow: ["mcp__github__other"] }, "mcp__github__create_issue", {}), "ask")
+      // A server's readOnlyHint does not allow its tool: the MCP spec calls annotations untrusted hints, and
+      // Claude Code asks for every MCP tool without a rule. Plan mode still lets it run (it only reads).
+      const reader = yield* decide({}, "mcp__github__list_issues", {})
+      assert.deepStrictEqual(reader.behavior === "ask" ? reader.message : reader.behavior,
+        "mcp__github__list_issues needs permission: no allow rule covers it.")
+      assert.strictEqual(yield* behavior({ allow: ["mcp__github"] }, "mcp__github__list_issues", {}), "allow")
+      assert.strictEqual(yield* behavior({ mode: "plan" }, "mcp__github__list_issues", {}), "ask")
+      assert.strictEqual(yield* behavior({ mode: "plan" }, "mcp__github__create_issue", {}), "deny")
       const policy = yield* PermissionPolicy.PermissionPolicy
       const context = contextFor({ deny: ["mcp__github", "Bash", "Read(./x)"] }).permissionContext
       assert.deepStrictEqual(tools.filter((tool) => policy.isBlanketDenied(tool, context)).map((tool) => tool.name), [
         "Bash",
-        "mcp__github__create_issue"
+        "mcp__github__create_issue",
+        "mcp__github__list_issues"
       ])
     }).pipe(Effect.provide(PermissionPolicy.layer)))
 

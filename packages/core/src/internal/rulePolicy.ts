@@ -615,9 +615,11 @@ export const make = (options: Options) => {
         return { behavior: "allow", input, reason: "mode acceptEdits (inside the working directories)" }
       }
     }
-    // Reading the network is not reading the project: a fetch needs an allow rule even when read-only.
+    // Reading the network is not reading the project: a fetch needs an allow rule even when read-only. An MCP
+    // tool's read-only flag is its server's readOnlyHint, which the MCP spec says not to trust for decisions:
+    // as in Claude Code, an MCP tool needs a rule.
     const network = subjects.specifiers.some((specifier) => specifier.startsWith("domain:"))
-    if (readOnly && subjects.opaque === undefined && outside === undefined && !network) {
+    if (readOnly && tool.source !== "mcp" && subjects.opaque === undefined && outside === undefined && !network) {
       return { behavior: "allow", input, reason: "read-only tool" }
     }
     const suggestions = suggestionsFor(tool, subjects, paths, context.cwd, allowed.missing)
