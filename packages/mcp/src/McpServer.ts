@@ -265,7 +265,15 @@ export interface HttpOptions extends ServeOptions {
   readonly host?: string
   /** Called once the server listens, with its port (useful with port 0). */
   readonly onListening?: (port: number) => void
+  /**
+   * How long a session may go without a request (and with no request open, such as its event stream) before
+   * it is closed: clients that go away without a DELETE would otherwise be kept forever. Default 30 minutes.
+   */
+  readonly sessionIdleMs?: number
 }
+
+/** The default for `HttpOptions.sessionIdleMs`. */
+export const SESSION_IDLE_MS = 30 * 60_000
 
 /** Whether a request's Host and Origin are this server's own: blocks DNS rebinding from web pages. */
 export const isAllowedRequest = (
@@ -321,8 +329,37 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
     const { StreamableHTTPServerTransport } = yield* Effect.promise(() =>
       import("@modelcontextprotocol/sdk/server/streamableHttp.js")
     )
-    const sessions = new Map<string, { readonly transport: StreamableHTTPServerTransport; readonly server: Server }>()
+    interface Session {
+      readonly transport: StreamableHTTPServerTransport
+      readonly server: Server
+      /** When its last request ended, and how many are open now (a client's event stream stays open). */
+      lastSeen: number
+      open: number
+    }
+    const sessions = new Map<string, Session>()
     let port = options.port
+    const idleMs = options.sessionIdleMs ?? SESSION_IDLE_MS
+    const runFork = Runtime.runFork(effectRuntime)
+
+    /** Counts a request against its session while it is open: an open one keeps the session. */
+    const track = (session: Session, res: http.ServerResponse) => {
+      session.open++
+      res.once("close", () => {
+        session.open--
+        session.lastSeen = Date.now()
+      })
+    }
+    // A client that went away without a DELETE: its session (a server, its transport) goes after idleMs.
+    const sweeper = setInterval(() => {
+      const now = Date.now()
+      for (const [id, session] of sessions) {
+        if (session.open > 0 || now - session.lastSeen < idleMs) continue
+        sessions.delete(id)
+        runFork(closeServer(session.server))
+      }
+    }, Math.max(10, Math.min(idleMs / 4, 60_000)))
+    sweeper.unref()
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearInterval(sweeper)))
 
     const reject = (res: http.ServerResponse, status: number, message: string) => {
       res.writeHead(status, { "content-type": "application/json" }).end(
@@ -339,6 +376,7 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
       if (typeof sessionId === "string") {
         const session = sessions.get(sessionId)
         if (session === undefined) return reject(res, 404, "Session not found: initialize a new session")
+        track(session, res)
         return session.transport.handleRequest(req, res)
       }
       if (req.method !== "POST") return reject(res, 400, "Bad request: no session; send initialize first")
@@ -346,7 +384,9 @@ export const serveHttp = (options: HttpOptions): Effect.Effect<never, Error, Too
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server })
+          const session: Session = { transport, server, lastSeen: Date.now(), open: 0 }
+          sessions.set(id, session)
+          track(session, res)
         }
       })
       transport.onclose = () => {

@@ -352,6 +352,69 @@ describe("McpServer", () => {
       }
     }).pipe(Effect.provide(runtimeLayer)))
 
+  it.scopedLive("an HTTP session left without a DELETE is closed once idle; an open event stream keeps it", () =>
+    Effect.gen(function*() {
+      const port = yield* Deferred.make<number>()
+      yield* McpServer.serveHttp({
+        context,
+        port: 0,
+        sessionIdleMs: 300,
+        onListening: (p) => Deferred.unsafeDone(port, Effect.succeed(p))
+      }).pipe(Effect.forkScoped)
+      const listening = yield* Deferred.await(port)
+      /** A request to /mcp: its status and session header once the head arrives; `keep` leaves it open. */
+      const request = (method: string, session: string | undefined, body?: unknown, keep = false) =>
+        Effect.async<{ readonly status: number; readonly session: string | undefined; readonly close: () => void }>(
+          (resume) => {
+            const req = http.request({
+              host: "127.0.0.1",
+              port: listening,
+              path: "/mcp",
+              method,
+              headers: {
+                "content-type": "application/json",
+                accept: method === "GET" ? "text/event-stream" : "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-06-18",
+                ...(session === undefined ? {} : { "mcp-session-id": session })
+              }
+            }, (res) => {
+              if (!keep) res.resume()
+              const id = res.headers["mcp-session-id"]
+              resume(Effect.succeed({
+                status: res.statusCode ?? 0,
+                session: typeof id === "string" ? id : undefined,
+                close: () => req.destroy()
+              }))
+            })
+            req.end(body === undefined ? undefined : JSON.stringify(body))
+          }
+        )
+      const open = (id: number) =>
+        Effect.gen(function*() {
+          const init = yield* request("POST", undefined, {
+            jsonrpc: "2.0",
+            id,
+            method: "initialize",
+            params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+          })
+          assert.strictEqual(init.status, 200)
+          yield* request("POST", init.session, { jsonrpc: "2.0", method: "notifications/initialized" })
+          return init.session!
+        })
+      const list = (session: string) => request("POST", session, { jsonrpc: "2.0", id: 9, method: "tools/list" })
+
+      const abandoned = yield* open(1)
+      const watched = yield* open(2)
+      const stream = yield* request("GET", watched, undefined, true)
+      assert.strictEqual(stream.status, 200)
+      yield* Effect.sleep("800 millis")
+      assert.strictEqual((yield* list(abandoned)).status, 404)
+      assert.strictEqual((yield* list(watched)).status, 200)
+      stream.close()
+      yield* Effect.sleep("800 millis")
+      assert.strictEqual((yield* list(watched)).status, 404)
+    }).pipe(Effect.provide(runtimeLayer)))
+
   it.scopedLive("an in-process (sdk) server is consumed by McpClientManager like any other", () =>
     Effect.gen(function*() {
       const runtime = yield* ToolRuntime.ToolRuntime
