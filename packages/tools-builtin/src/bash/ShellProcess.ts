@@ -16,21 +16,40 @@ import { OutputBuffer } from "./OutputBuffer.js"
 import * as Spawner from "./Spawner.js"
 
 /**
- * The script bash runs: stderr joins stdout so the model reads them in the order they were written, the
- * user's command is `eval`ed from a positional parameter (never spliced into the script), and the shell's
- * final directory is written on exit so the next call can start there.
+ * A piped command's output is a Unix socket back to this process, and open() refuses a socket (ENXIO): a
+ * command that names its own output as a file (`curl -o /dev/stdout`, `tee /dev/stderr`, `> /dev/fd/2`) gets
+ * a real pipe instead, through a `cat` that relays it (a process more, so only for these lines).
  */
-const WRAPPER = [
-  "exec 2>&1",
-  "__toolwright_cwd_file=$2",
-  "__toolwright_command=$1",
-  "set --",
-  "trap 'pwd -P >| \"$__toolwright_cwd_file\" 2>/dev/null' EXIT",
-  "eval \"$__toolwright_command\""
-].join("\n")
+const NAMES_OWN_OUTPUT = /\/dev\/(?:stdout|stderr|fd\/[12])(?![\w/])|\/proc\/(?:self|\$\$|\$BASHPID)\/fd\/[12](?!\d)/
 
-/** The script for a command that cannot move the shell: no directory to record, no file to write. */
-const WRAPPER_NO_CWD = "exec 2>&1\n__toolwright_command=$1\nset --\neval \"$__toolwright_command\""
+/**
+ * The script bash runs: stderr joins stdout so the model reads them in the order they were written, the
+ * user's command is `eval`ed from a positional parameter (never spliced into the script), and, when asked,
+ * the shell's final directory is written on exit so the next call can start there. With `relay`, the output
+ * goes through a pipe to `cat`, which the shell waits for on exit so nothing it holds is lost.
+ */
+const wrapperScript = (trackCwd: boolean, relay: boolean): string => {
+  const onExit = [
+    ...(trackCwd ? ["pwd -P >| \"$__toolwright_cwd_file\" 2>/dev/null"] : []),
+    // Background jobs still holding the pipe would keep `cat` (and so the call) waiting: they end now, as
+    // the group is killed after the shell exits without a relay too.
+    ...(relay ? ["exec >&- 2>&-", "kill $(jobs -p) 2>/dev/null", "wait \"$__toolwright_relay\""] : [])
+  ]
+  return [
+    ...(relay ? ["exec > >(exec cat) 2>&1", "__toolwright_relay=$!"] : ["exec 2>&1"]),
+    ...(trackCwd ? ["__toolwright_cwd_file=$2"] : []),
+    "__toolwright_command=$1",
+    "set --",
+    ...(onExit.length === 0 ? [] : [`trap '${onExit.join("; ")}' EXIT`]),
+    "eval \"$__toolwright_command\""
+  ].join("\n")
+}
+
+/** The four scripts, made once: [trackCwd][relay]. */
+const WRAPPERS = [
+  [wrapperScript(false, false), wrapperScript(false, true)],
+  [wrapperScript(true, false), wrapperScript(true, true)]
+] as const
 
 /** Where shells leave their final cwd: one directory, so a sandbox can make exactly it writable. */
 export const shellStateDir = (): string => path.join(os.tmpdir(), `toolwright-shell-${process.getuid?.() ?? 0}`)
@@ -192,9 +211,10 @@ export const spawn = <E = never>(options: SpawnOptions<E>): Effect.Effect<ShellP
         })
       )
     if (cwdFile !== undefined) yield* Effect.sync(() => fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 }))
+    const relay = options.output._tag === "Pipe" && NAMES_OWN_OUTPUT.test(options.command)
     const script = cwdFile === undefined
-      ? ["bash", "-c", WRAPPER_NO_CWD, "toolwright", options.command]
-      : ["bash", "-c", WRAPPER, "toolwright", options.command, cwdFile]
+      ? ["bash", "-c", WRAPPERS[0][relay ? 1 : 0], "toolwright", options.command]
+      : ["bash", "-c", WRAPPERS[1][relay ? 1 : 0], "toolwright", options.command, cwdFile]
     const args = options.wrap === undefined ? script.slice(1) : ["-c", yield* options.wrap(script.map(quote).join(" "))]
     const launched = yield* Effect.acquireRelease(
       // Piped commands start from the spawner helper when it is there (a fork of a small process instead of

@@ -79,6 +79,32 @@ describe("Bash: running commands", () => {
       }
     }).pipe(Effect.provide(runtimeLayer())))
 
+  it.scopedLive("a command that names its own output as a file (/dev/stdout, tee /dev/stderr, /dev/fd/2) writes to it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      fs.mkdirSync(`${dir}/sub`)
+      const context = session(dir)
+      const cases: Array<readonly [string, string]> = [
+        ["echo one > /dev/stdout", "one"],
+        ["echo two | tee /dev/stderr", "two\ntwo"],
+        ["echo three >/dev/fd/2; echo four", "three\nfour"],
+        ["echo five > /proc/self/fd/1", "five"]
+      ]
+      for (const [command, text] of cases) {
+        const result = yield* bash({ command }, context)
+        assert.strictEqual(result.text, text, command)
+      }
+      // The exit code and the shell's directory come through as without the relay.
+      const failed = yield* bash({ command: "echo six > /dev/stdout; exit 3" }, context)
+      assert.strictEqual(failed.text, "<tool_use_error>Exit code 3\nsix</tool_use_error>")
+      assert.strictEqual((yield* bash({ command: "cd sub && echo seven > /dev/stderr" }, context)).text, "seven")
+      assert.strictEqual((yield* bash({ command: "pwd" }, context)).text, fs.realpathSync(`${dir}/sub`))
+      // A background job holding the output does not hold the call (it is ended, as the group is otherwise):
+      // were it waited for, this call would outlast the test's time limit.
+      const background = yield* bash({ command: "sleep 600 > /dev/stdout & echo started" }, context)
+      assert.strictEqual(background.text, "started")
+    }).pipe(Effect.provide(runtimeLayer())))
+
   it.scopedLive("no output reads as (Bash completed with no output)", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
