@@ -125,6 +125,25 @@ describe("toolwright run: big results", () => {
       assert.isTrue(content.endsWith("\n...\n</persisted-output>"))
     }))
 
+  it("Bash output cut at BASH_MAX_OUTPUT_LENGTH stays inline: the model reads head, tail and the full output's file", () =>
+    withDir((dir) => {
+      const home = join(dir, "home")
+      const result = toolwright(
+        ["run", "Bash", "--json", "--cwd", dir, "--permission-mode", "bypassPermissions", "--input", `{"command":"seq 1 200000"}`],
+        { home }
+      )
+      assert.strictEqual(result.code, 0, result.stderr)
+      const content: string = JSON.parse(result.stdout).content
+      assert.isFalse(content.startsWith("<persisted-output>"), content.slice(0, 300))
+      assert.isAtMost(content.length, 30_000)
+      assert.isTrue(content.startsWith("1\n2\n3\n"))
+      assert.match(content, /\n\n\.\.\. \[\d+ characters truncated\] \.\.\.\n\n/)
+      const saved = /\n199999\n200000\n\[Full output saved to (\S+)\]$/.exec(content)
+      assert.isNotNull(saved, content.slice(-300))
+      const full = readFileSync(saved![1]!, "utf8")
+      assert.strictEqual(full, Array.from({ length: 200000 }, (_, i) => `${i + 1}\n`).join(""))
+    }))
+
   it("refuses to start on an invalid threshold, naming the file and the field", () =>
     withDir((dir) => {
       mkdirSync(join(dir, ".toolwright"), { recursive: true })

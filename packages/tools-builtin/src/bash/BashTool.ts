@@ -158,6 +158,18 @@ const sandboxWrap = (sandbox: Sandbox["Type"], cwd: string) =>
       sandbox.wrap(script, cwd).pipe(Effect.mapError((e) => new SandboxRefused({ message: e.message })))
     : undefined
 
+/**
+ * The most the text around a cut output can take: the first line (exit code, timeout), the saved file's note,
+ * a cwd reset and a move to the background. Leaving it free keeps the whole result within the output limit
+ * (Bash's own persistence threshold), so the pipeline does not persist the cut text over the full output's note.
+ */
+const noteRoom = (spoolPath: string, maxSpoolBytes: number, cwd: string, mayDetach: boolean): number =>
+  64 +
+  `[Full output saved to ${spoolPath} (the first ${maxSpoolBytes} bytes of ${Number.MAX_SAFE_INTEGER} characters)]`
+    .length +
+  `Shell cwd was reset to ${cwd}`.length +
+  (mayDetach ? 256 + spoolPath.length : 0)
+
 /** Runs a command in the foreground; failures (exit code, timeout) are ToolErrors with the output. */
 export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseContext) =>
   Effect.gen(function*() {
@@ -182,6 +194,7 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       }
       : undefined
     const analysis = CommandSemantics.analyze(input.command)
+    const spoolPath = spoolPathFor(context)
     const result = yield* ShellProcess.run({
       command: input.command,
       // Only a `cd` (or something the analysis cannot see into) moves the shell: record the cwd then.
@@ -193,7 +206,8 @@ export const runForeground = (input: BashInput, context: ToolUseContext.ToolUseC
       graceMs: shell.killGraceMs,
       timeoutMs,
       maxOutputChars,
-      spoolPath: spoolPathFor(context),
+      spoolPath,
+      reserveChars: noteRoom(spoolPath, shell.maxSpoolBytes, context.cwd, detach !== undefined),
       maxSpoolBytes: shell.maxSpoolBytes,
       progressIntervalMs: PROGRESS_INTERVAL_MS,
       onProgress: (p) => progress.report({ type: "bash_progress", ...p } satisfies BashProgress),

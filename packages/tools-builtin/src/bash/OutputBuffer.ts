@@ -94,12 +94,18 @@ export class OutputBuffer {
     return truncateMiddle(text, this.#options.maxChars)
   }
 
-  /** Everything so far as the model reads it: whole if it fits, else head and tail with the count cut. */
-  text(): string {
+  /**
+   * Everything so far as the model reads it: whole if it fits, else head and tail with the count cut. A cut
+   * text, its marker and `reserve` more characters fit in `maxChars`: a result longer than that would be
+   * persisted again downstream, pointing the model at a copy of the cut text instead of the full output.
+   */
+  text(reserve = 0): string {
     if (this.#total <= this.#options.maxChars) return this.#head + this.#tail.join("")
     const tail = this.#tail.join("")
-    const kept = tail.slice(tail.length - this.#half)
-    return joinCut(this.#head, this.#total - this.#head.length - kept.length, kept)
+    const room = Math.max(0, this.#options.maxChars - reserve - joinCut("", this.#total, "").length)
+    const headChars = Math.min(this.#head.length, Math.floor(room / 2))
+    const kept = tail.slice(tail.length - Math.min(tail.length, room - headChars))
+    return joinCut(this.#head.slice(0, headChars), this.#total - headChars - kept.length, kept)
   }
 
   #append(text: string): void {

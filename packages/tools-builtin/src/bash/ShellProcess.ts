@@ -272,6 +272,11 @@ export interface RunOptions<E = never> {
   /** Where the full output is saved when it outgrows `maxOutputChars`. */
   readonly spoolPath: string | undefined
   readonly maxSpoolBytes: number
+  /**
+   * Characters the caller puts around the output (an exit line, notes): output cut at `maxOutputChars` leaves
+   * room for them, so the whole result still fits in `maxOutputChars`.
+   */
+  readonly reserveChars?: number | undefined
   /** Called at most every `progressIntervalMs` while new output keeps arriving. */
   readonly onProgress: (progress: Progress) => Effect.Effect<void>
   readonly progressIntervalMs: number
@@ -380,7 +385,7 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
       return {
         status: { code: null, signal: null },
         timedOut: true,
-        output: buffer.text(),
+        output: buffer.text(options.reserveChars),
         totalChars: buffer.totalChars,
         spoolPath: buffer.spoolPath,
         spoolTruncated: buffer.spoolTruncated,
@@ -401,7 +406,7 @@ export const run = <E = never>(options: RunOptions<E>): Effect.Effect<RunResult,
     return {
       status,
       timedOut: Option.isNone(finished),
-      output: buffer.text(),
+      output: buffer.text(options.reserveChars),
       totalChars: buffer.totalChars,
       spoolPath: buffer.spoolPath,
       spoolTruncated: buffer.spoolTruncated,
