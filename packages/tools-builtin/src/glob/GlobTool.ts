@@ -44,6 +44,8 @@ export interface GlobPlan {
   readonly matches: (relative: string) => boolean
   /** Why picomatch could not compile the pattern (then nothing matches); validateInput reports it. */
   readonly invalid?: string
+  /** The file a pattern without glob syntax names: looked up, not walked for. */
+  readonly file?: string
 }
 
 /** picomatch throws on what it cannot compile (a pattern over 65,536 characters): a Left with its reason. */
@@ -63,7 +65,7 @@ export const plan = (input: GlobInput, context: ToolUseContext.ToolUseContext): 
     // A plain path: the one file it names.
     const file = path.resolve(searchDir, pattern)
     const name = path.basename(file)
-    return { searchDir, root: path.dirname(file), matches: (relative) => relative === name }
+    return { searchDir, root: path.dirname(file), matches: (relative) => relative === name, file }
   }
   const root = scanned.base === "" ? searchDir : path.resolve(searchDir, scanned.base)
   const glob = scanned.base === "" ? pattern : scanned.glob
@@ -85,14 +87,24 @@ const checkDirectory = (dir: string, context: ToolUseContext.ToolUseContext) => 
 }
 
 const glob = Effect.fnUntraced(function*(input: GlobInput, context: ToolUseContext.ToolUseContext) {
-  const { matches, root, searchDir } = plan(input, context)
+  const { file, matches, root, searchDir } = plan(input, context)
   yield* checkDirectory(searchDir, context)
+  const isDenied = readDenyFilter(context)
+  if (file !== undefined) {
+    // Looked up rather than walked for: the walk skips what .gitignore lists, and "No files found" for an
+    // existing .env or dist/app.js would be false. A link is no more followed than in the walk.
+    const found = fs.lstatSync(file, { throwIfNoEntry: false })?.isFile() === true && isDenied?.(file) !== true
+    return {
+      filenames: found ? [displayPath(context.cwd, file)] : [],
+      numFiles: found ? 1 : 0,
+      truncated: false
+    } satisfies GlobOutput
+  }
   if (!fs.statSync(root, { throwIfNoEntry: false })?.isDirectory()) {
     return { filenames: [], numFiles: 0, truncated: false } satisfies GlobOutput
   }
   // Matched files are dated as rg lists them, so the stats overlap rg's walk instead of following it.
   const found: Array<Dated> = []
-  const isDenied = readDenyFilter(context)
   yield* Ripgrep.run(["--files", ...Ripgrep.commonArgs], {
     cwd: root,
     accept: (relative) => {

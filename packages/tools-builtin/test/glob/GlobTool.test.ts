@@ -82,6 +82,22 @@ describe("Glob", () => {
       assert.strictEqual(missingBase.text, "No files found")
     }))
 
+  it.scopedLive("a plain path finds its file even where .gitignore hides it from the walk (.env, dist/x.js)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const outside = yield* tempDir
+      writeFiles(outside, { "secret.txt": "" })
+      writeFiles(dir, { ".gitignore": ".env\ndist/\n", ".env": "A=1\n", "dist/out.js": "", "sub/.keep": "" })
+      fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "link.txt"))
+      assert.strictEqual((yield* glob({ pattern: ".env" }, dir)).text, ".env")
+      assert.strictEqual((yield* glob({ pattern: "dist/out.js" }, dir)).text, "dist/out.js")
+      assert.strictEqual((yield* glob({ pattern: "out.js", path: "dist" }, dir)).text, "dist/out.js")
+      // Still files only, and a link is no more followed than in the walk.
+      assert.strictEqual((yield* glob({ pattern: "sub" }, dir)).text, "No files found")
+      assert.strictEqual((yield* glob({ pattern: "link.txt" }, dir)).text, "No files found")
+      assert.strictEqual((yield* glob({ pattern: "dist/missing.js" }, dir)).text, "No files found")
+    }))
+
   it.scopedLive("an empty pattern is a clear error", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
