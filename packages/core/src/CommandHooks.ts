@@ -7,7 +7,7 @@
  * hangs or dies has no say: it never crashes the call and never counts as an allow.
  */
 import { Command, CommandExecutor } from "@effect/platform"
-import { Chunk, Duration, Effect, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Option, Stream } from "effect"
 import type * as Permission from "./Permission.js"
 import * as PermissionPrompter from "./PermissionPrompter.js"
 import type { CommandHook } from "./Settings.js"
@@ -36,21 +36,37 @@ export interface HookRun {
 
 const MAX_OUTPUT_BYTES = 1_000_000
 
-const collect = (stream: Stream.Stream<Uint8Array, unknown>): Effect.Effect<string, unknown> =>
-  Stream.runFold(stream, { chunks: Chunk.empty<Uint8Array>(), size: 0 }, (acc, bytes) =>
-    acc.size >= MAX_OUTPUT_BYTES
-      ? acc
-      : { chunks: Chunk.append(acc.chunks, bytes), size: acc.size + bytes.length }).pipe(
-      Effect.map(({ chunks }) => {
-        const all = new Uint8Array(Chunk.reduce(chunks, 0, (n, bytes) => n + bytes.length))
-        let offset = 0
-        for (const bytes of chunks) {
-          all.set(bytes, offset)
-          offset += bytes.length
-        }
-        return new TextDecoder().decode(all)
-      })
-    )
+/** What a hook printed on one stream so far, capped at MAX_OUTPUT_BYTES (the rest is read and dropped). */
+interface Output {
+  readonly chunks: Array<Uint8Array>
+  size: number
+}
+
+/** Reads a stream into `into` as it comes, so what was read is kept when the reading is cut short. */
+const drainInto = (stream: Stream.Stream<Uint8Array, unknown>, into: Output): Effect.Effect<void, unknown> =>
+  Stream.runForEach(stream, (bytes) =>
+    Effect.sync(() => {
+      if (into.size >= MAX_OUTPUT_BYTES) return
+      into.chunks.push(bytes)
+      into.size += bytes.length
+    }))
+
+const decodeOutput = ({ chunks, size }: Output): string => {
+  const all = new Uint8Array(size)
+  let offset = 0
+  for (const bytes of chunks) {
+    all.set(bytes, offset)
+    offset += bytes.length
+  }
+  return new TextDecoder().decode(all)
+}
+
+/**
+ * How long a hook's output may stay open after its shell exited. A job the hook started in the background
+ * (`notify &`) inherits the pipes: without a bound the hook's answer would wait for that job, and be lost at
+ * the timeout.
+ */
+export const OUTPUT_GRACE = Duration.seconds(1)
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -193,11 +209,27 @@ const makeRunner = (options: Options) =>
       const once = Effect.scoped(
         Effect.gen(function*() {
           const process = yield* executor.start(command)
-          const [stdout, stderr, exitCode] = yield* Effect.all(
-            [collect(process.stdout), collect(process.stderr), process.exitCode],
-            { concurrency: "unbounded" }
+          // Killed as a group with SIGKILL when cut short (the timeout): a hook trapping SIGTERM, which is all
+          // the executor sends, would otherwise hold the call until it chose to end.
+          yield* Effect.addFinalizer((exit) =>
+            Exit.isInterrupted(exit) ? Effect.ignore(process.kill("SIGKILL")) : Effect.void
           )
-          return { exitCode: Number(exitCode), stdout, stderr }
+          const stdout: Output = { chunks: [], size: 0 }
+          const stderr: Output = { chunks: [], size: 0 }
+          const reading = yield* Effect.fork(
+            Effect.all([drainInto(process.stdout, stdout), drainInto(process.stderr, stderr)], {
+              concurrency: 2,
+              discard: true
+            })
+          )
+          const exitCode = yield* process.exitCode
+          const drained = yield* Fiber.join(reading).pipe(Effect.timeoutOption(OUTPUT_GRACE))
+          if (Option.isNone(drained)) {
+            // What the hook started still holds its output: the hook is done, its answer is what it printed.
+            yield* Fiber.interrupt(reading)
+            yield* Effect.ignore(process.kill("SIGKILL"))
+          }
+          return { exitCode: Number(exitCode), stdout: decodeOutput(stdout), stderr: decodeOutput(stderr) }
         })
       )
       return once.pipe(

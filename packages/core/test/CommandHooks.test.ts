@@ -125,6 +125,37 @@ describe("CommandHooks: PreToolUse protocol", () => {
       assert.isFalse(fs.existsSync(marker), "the timed-out hook must have been killed")
     }), 15_000)
 
+  it.live("a hook that ignores SIGTERM is still killed at its timeout, with no say", () =>
+    Effect.gen(function*() {
+      const marker = path.join(dir, "trapped.txt")
+      const outcome = yield* pre([
+        hook("PreToolUse", `trap '' TERM; sleep 30; echo late > ${marker}; exit 2`, undefined, 0.3)
+      ])
+      assert.deepStrictEqual(outcome, {})
+      assert.isFalse(fs.existsSync(marker))
+    }), 15_000)
+
+  it.live("a hook whose background job keeps its output open: what it printed before exiting counts", () =>
+    Effect.gen(function*() {
+      const pidFile = path.join(dir, "background.pid")
+      const deny = JSON.stringify({ hookSpecificOutput: { permissionDecision: "deny", permissionDecisionReason: "no" } })
+      const outcome = yield* pre([
+        hook("PreToolUse", `sleep 30 & echo $! > ${pidFile}; echo '${deny}'`, undefined, 20)
+      ])
+      assert.deepStrictEqual(outcome, { permissionDecision: "deny", reason: "no" })
+      // The job holding the hook's output was killed with the hook's process group.
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      const alive = () => {
+        try {
+          return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8"))
+        } catch {
+          return false
+        }
+      }
+      for (let i = 0; i < 100 && alive(); i++) yield* Effect.sleep("50 millis")
+      assert.isFalse(alive(), "the background job must have been killed")
+    }), 15_000)
+
   it.live("continue:false stops; the legacy decision field still works", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(
