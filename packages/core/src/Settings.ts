@@ -42,7 +42,12 @@ export const Permissions = Schema.Struct({
   additionalDirectories: Schema.optional(Schema.Array(Schema.String).annotations({
     message: () => "expected an array of directory paths"
   }))
-}, Extra)
+}, Extra).annotations({
+  message: () => ({
+    message: "expected an object with the lists allow, ask and deny, e.g. {\"deny\": [\"Bash(curl:*)\"]}",
+    override: false
+  })
+})
 export type Permissions = typeof Permissions.Type
 
 /** One hook of a matcher group. Only `command` hooks run; other types are kept for events toolwright does not fire. */
@@ -59,7 +64,21 @@ export const HookMatcher = Schema.Struct({
   hooks: Schema.Array(HookCommand)
 }, Extra)
 
-export const Hooks = Schema.Record({ key: Schema.String, value: Schema.Array(HookMatcher) })
+export const Hooks = Schema.Record({
+  key: Schema.String,
+  value: Schema.Array(HookMatcher).annotations({
+    message: () => ({
+      message: "expected an array of matcher groups, e.g. [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": " +
+        "\"command\", \"command\": \"./check.sh\"}]}]",
+      override: false
+    })
+  })
+}).annotations({
+  message: () => ({
+    message: "expected an object of events, e.g. {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [...]}]}",
+    override: false
+  })
+})
 export type Hooks = typeof Hooks.Type
 
 export const Env = Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
@@ -107,6 +126,64 @@ const fieldPath = (path: ReadonlyArray<PropertyKey>): string =>
     (out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`),
     ""
   )
+
+/** A key compared loosely: case, separators and a trailing plural or past-tense ending ignored. */
+const looseKey = (key: string): string =>
+  key.toLowerCase().replace(/[^a-z]/g, "").replace(/(?:s|es|ed|d)$/, "").replace(/y$/, "i")
+
+/** Edit distance, for hook event names one or two typos away from an event toolwright runs. */
+const distance = (a: string, b: string): number => {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i]
+    for (let j = 1; j <= b.length; j++) {
+      next.push(Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)))
+    }
+    row = next
+  }
+  return row[b.length]
+}
+
+/** The known key a misspelt one stands for (`Deny`, `denied`, `Permission`), so it is not silently ignored. */
+const misspelt = (key: string, known: ReadonlyArray<string>): string | undefined =>
+  known.includes(key) ? undefined : known.find((name) => looseKey(name) === looseKey(key))
+
+const PERMISSION_KEYS = ["allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"]
+
+/**
+ * Keys that look like ones toolwright reads but are spelt otherwise: ignored as unknown keys, a `Deny` list
+ * or a `pretooluse` hook would silently guard nothing.
+ */
+const checkSpelling = (file: string, json: Record<string, unknown>): SettingsError | undefined => {
+  const didYouMean = (field: string, meant: string, what: string) =>
+    new SettingsError({
+      file,
+      field,
+      problem: `unknown key; did you mean "${meant}"? Keys are case-sensitive, and ${what} under this one ` +
+        `would be ignored. Rename it to "${meant}"`
+    })
+  for (const key of Object.keys(json)) {
+    const meant = misspelt(key, ["permissions", "hooks", "env"])
+    if (meant !== undefined) return didYouMean(key, meant, `the ${meant}`)
+  }
+  const { hooks, permissions } = json
+  if (isObject(permissions)) {
+    for (const key of Object.keys(permissions)) {
+      const meant = misspelt(key, PERMISSION_KEYS)
+      if (meant !== undefined) return didYouMean(`permissions.${key}`, meant, "the rules")
+    }
+  }
+  if (isObject(hooks)) {
+    for (const key of Object.keys(hooks)) {
+      const meant = misspelt(key, RUN_EVENTS) ??
+        (RUN_EVENTS.includes(key) ? undefined : RUN_EVENTS.find((event) => distance(event, key) <= 2))
+      if (meant !== undefined) return didYouMean(`hooks.${key}`, meant, "the hooks")
+    }
+  }
+  return undefined
+}
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Checks what the Schema cannot: every rule parses, matchers are valid regexes, run hooks are commands. */
 const checkSemantics = (file: string, settings: Settings): SettingsError | undefined => {
@@ -160,9 +237,11 @@ export const isSimpleMatcher = (matcher: string): boolean => /^[A-Za-z0-9_|\s-]*
 
 /** Validates a parsed JSON value as a settings file. */
 export const decode = (file: string, json: unknown): Either.Either<Settings, SettingsError> => {
-  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+  if (!isObject(json)) {
     return Either.left(new SettingsError({ file, field: "", problem: "expected a JSON object at the top level" }))
   }
+  const spelling = checkSpelling(file, json)
+  if (spelling !== undefined) return Either.left(spelling)
   const decoded = Schema.decodeUnknownEither(Settings, { errors: "all", onExcessProperty: "preserve" })(json)
   if (Either.isLeft(decoded)) {
     const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)

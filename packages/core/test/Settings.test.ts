@@ -70,9 +70,43 @@ describe("Settings.decode", () => {
       errorOf({ toolErrorCascade: "sometimes" }),
       "Invalid settings in /p/.toolwright/settings.json at toolErrorCascade: Expected \"none\", actual \"sometimes\""
     )
+    assert.strictEqual(
+      errorOf({ permissions: null }),
+      "Invalid settings in /p/.toolwright/settings.json at permissions: expected an object with the lists allow, ask and deny, e.g. {\"deny\": [\"Bash(curl:*)\"]}"
+    )
+    assert.strictEqual(
+      errorOf({ hooks: { PreToolUse: { matcher: "Bash" } } }),
+      "Invalid settings in /p/.toolwright/settings.json at hooks.PreToolUse: expected an array of matcher groups, e.g. [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./check.sh\"}]}]"
+    )
     const bad = Settings.decodeText("/p/s.json", "{ \"permissions\": ")
     assert(Either.isLeft(bad))
     assert.include(bad.left.message, "Invalid settings in /p/s.json: not valid JSON (")
+  })
+})
+
+describe("Settings.decode: misspelt keys are errors, not silently ignored", () => {
+  it("a deny list, a permissions section or a hook event spelt otherwise names the key meant", () => {
+    assert.strictEqual(
+      errorOf({ permissions: { Deny: ["Bash(curl:*)"] } }),
+      "Invalid settings in /p/.toolwright/settings.json at permissions.Deny: unknown key; did you mean \"deny\"? Keys are case-sensitive, and the rules under this one would be ignored. Rename it to \"deny\""
+    )
+    assert.include(errorOf({ permissions: { denied: ["Bash(curl:*)"] } }), "at permissions.denied: unknown key; did you mean \"deny\"?")
+    assert.include(errorOf({ permissions: { allowed: [] } }), "did you mean \"allow\"?")
+    assert.include(errorOf({ permissions: { default_mode: "plan" } }), "did you mean \"defaultMode\"?")
+    assert.include(errorOf({ permission: { deny: ["Bash(curl:*)"] } }), "at permission: unknown key; did you mean \"permissions\"?")
+    assert.include(errorOf({ Hooks: {} }), "did you mean \"hooks\"?")
+    const hooks = [{ matcher: "Bash", hooks: [{ type: "command", command: "exit 2" }] }]
+    assert.strictEqual(
+      errorOf({ hooks: { pretooluse: hooks } }),
+      "Invalid settings in /p/.toolwright/settings.json at hooks.pretooluse: unknown key; did you mean \"PreToolUse\"? Keys are case-sensitive, and the hooks under this one would be ignored. Rename it to \"PreToolUse\""
+    )
+    assert.include(errorOf({ hooks: { PreToolUsed: hooks } }), "did you mean \"PreToolUse\"?")
+    assert.include(errorOf({ hooks: { PostToolUseFaliure: hooks } }), "did you mean \"PostToolUseFailure\"?")
+    // Claude Code's other events and keys stay accepted, so its files paste as they are.
+    for (const event of ["Stop", "SessionStart", "UserPromptSubmit", "PreCompact", "Notification", "SubagentStop"]) {
+      assert(Either.isRight(Settings.decode("f.json", { hooks: { [event]: [{ hooks: [{ type: "command", command: "x" }] }] } })))
+    }
+    assert(Either.isRight(Settings.decode("f.json", { permissions: { disableBypassPermissionsMode: "disable" }, envx: 1 })))
   })
 })
 
