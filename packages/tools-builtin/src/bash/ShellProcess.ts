@@ -42,7 +42,9 @@ const wrapperScript = (trackCwd: boolean, relay: boolean): string => {
     "set --",
     ...(onExit.length === 0 ? [] : [`trap '${onExit.join("; ")}' EXIT`]),
     "eval \"$__toolwright_command\""
-  ].join("\n")
+    // One line, the eval on line 1: bash counts the eval'd lines from the eval's line, so its messages and
+    // $LINENO then give the command's own line numbers (they read 4-7 lines too far).
+  ].join("; ")
 }
 
 /** The four scripts, made once: [trackCwd][relay]. */

@@ -44,6 +44,23 @@ describe("Bash: running commands", () => {
       assert.strictEqual(killed.text, "<tool_use_error>Exit code 137</tool_use_error>")
     }).pipe(Effect.provide(runtimeLayer())))
 
+  it.scopedLive("bash's messages and $LINENO count the command's own lines, whatever toolwright runs around it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const command = "echo a\nnosuchcmd_zz\necho $LINENO"
+      const plain = yield* bash({ command }, session(dir))
+      assert.strictEqual(plain.text, "a\ntoolwright: line 2: nosuchcmd_zz: command not found\n3")
+      // A cd records the final directory, and a line naming /dev/stderr relays its output: other wrappers.
+      const moving = yield* bash({ command: `cd . && ${command} >/dev/stderr` }, session(dir))
+      assert.strictEqual(moving.text, "a\ntoolwright: line 2: nosuchcmd_zz: command not found\n3")
+      const syntax = yield* bash({ command: "echo ok\nif then" }, session(dir))
+      assert.strictEqual(
+        syntax.text,
+        "<tool_use_error>Exit code 2\nok\ntoolwright: eval: line 2: syntax error near unexpected token `then'\n" +
+          "toolwright: eval: line 2: `if then'</tool_use_error>"
+      )
+    }).pipe(Effect.provide(runtimeLayer())))
+
   it.scopedLive("exit 1 of grep, diff, test and find as the line's last command is an answer, not an error", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
