@@ -7,9 +7,10 @@
  * hangs or dies has no say: it never crashes the call and never counts as an allow.
  */
 import { Command, CommandExecutor } from "@effect/platform"
-import { Duration, Effect, Exit, Fiber, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Either, Exit, Fiber, Layer, Option, Stream } from "effect"
 import type * as Permission from "./Permission.js"
 import * as PermissionPrompter from "./PermissionPrompter.js"
+import * as PermissionRule from "./PermissionRule.js"
 import type { CommandHook } from "./Settings.js"
 import { formatCause } from "./ToolErrors.js"
 import type * as Tool from "./Tool.js"
@@ -370,6 +371,21 @@ export const interpretPermissionRequest = (
 }
 
 /**
+ * The rules "allow always" would add, as Claude Code's permission updates: one `addRules` of `{ toolName,
+ * ruleContent }` values saved to the local settings (toolwright's settings.local.json), so hook scripts
+ * written for Claude Code read them as they do there.
+ */
+const permissionSuggestions = (rules: ReadonlyArray<string>): ReadonlyArray<unknown> => {
+  const values = rules.flatMap((rule) => {
+    const parsed = PermissionRule.parse(rule)
+    if (Either.isLeft(parsed)) return []
+    const { content, toolName } = parsed.right
+    return [content === undefined ? { toolName } : { toolName, ruleContent: content }]
+  })
+  return values.length === 0 ? [] : [{ type: "addRules", rules: values, behavior: "allow", destination: "localSettings" }]
+}
+
+/**
  * PermissionRequest hooks in front of a prompter: when the policy asks, matching hooks get Claude Code's
  * PermissionRequest event (with `permission_suggestions`) and may answer for the user (a deny wins over
  * an allow); when none answers, `inner` asks as usual.
@@ -385,7 +401,7 @@ export const makePermissionRequest = (
         request.tool,
         {
           ...base("PermissionRequest", request.tool, request.input, request.context),
-          permission_suggestions: request.suggestions
+          permission_suggestions: permissionSuggestions(request.suggestions)
         },
         request.context,
         interpretPermissionRequest

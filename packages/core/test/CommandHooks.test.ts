@@ -485,9 +485,32 @@ describe("CommandHooks: PermissionRequest", () => {
       return { answer, innerAsked }
     }).pipe(Effect.provide(NodeContext.layer))
 
+  it.live("permission_suggestions are Claude Code's permission updates, rules split into toolName and ruleContent", () =>
+    Effect.gen(function*() {
+      const out = path.join(dir, "permission-request.json")
+      const prompter = yield* CommandHooks.makePermissionRequest({}, { ask: () => Effect.succeed({ behavior: "deny", message: "no" }) })
+      yield* prompter.ask({
+        tool: Echo,
+        input: { text: "x" },
+        context: { ...context, commandHooks: [hook("PermissionRequest", `cat > ${out}`)] },
+        message: "Echo needs permission",
+        suggestions: ["Echo(npm run test:*)", "Read(./src/**)", "Echo"]
+      })
+      assert.deepStrictEqual(JSON.parse(fs.readFileSync(out, "utf8")).permission_suggestions, [{
+        type: "addRules",
+        rules: [
+          { toolName: "Echo", ruleContent: "npm run test:*" },
+          { toolName: "Read", ruleContent: "./src/**" },
+          { toolName: "Echo" }
+        ],
+        behavior: "allow",
+        destination: "localSettings"
+      }])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.live("a hook answers for the user; deny wins; nothing said falls through to the prompter", () =>
     Effect.gen(function*() {
-      const allow = `grep -q '"permission_suggestions":\\["Echo"\\]' && echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`
+      const allow = `grep -q '"toolName":"Echo"' && echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`
       assert.deepStrictEqual(yield* ask([hook("PermissionRequest", allow)]), { answer: { behavior: "allow" }, innerAsked: 0 })
       const deny = `echo '{"hookSpecificOutput":{"decision":{"behavior":"deny","message":"not today"}}}'`
       assert.deepStrictEqual(yield* ask([hook("PermissionRequest", allow), hook("PermissionRequest", deny)]), {
