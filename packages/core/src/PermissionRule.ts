@@ -75,6 +75,49 @@ export const parse = (raw: string): Either.Either<Rule, string> => {
   return Either.right({ raw, toolName, content })
 }
 
+const FILE_TOOLS = new Set(["Read", "Edit", "Write", "NotebookEdit", "Glob", "Grep"])
+
+/** Claude Code's tool names, to recognise one written in the wrong case. */
+const KNOWN_TOOLS = [
+  ...FILE_TOOLS,
+  "Bash",
+  "WebFetch",
+  "WebSearch",
+  "Agent",
+  "Task",
+  "TodoWrite",
+  "MultiEdit",
+  "ToolSearch",
+  "TaskOutput",
+  "TaskStop",
+  "Skill",
+  "SlashCommand",
+  "ExitPlanMode"
+]
+
+/**
+ * What Claude Code's settings validation rejects in a rule that parses, because it would never match what
+ * its author meant: a tool name in lower case (`bash(curl:*)` names no tool; a plugin's own lower-case
+ * names are left alone), a Bash `:*` that is not at the end (`git reset:* --hard`), `:*` in a path rule.
+ */
+export const check = (rule: Rule): string | undefined => {
+  const { content, raw, toolName } = rule
+  const meant = KNOWN_TOOLS.find((name) => name !== toolName && name.toLowerCase() === toolName.toLowerCase())
+  if (meant !== undefined) {
+    return `"${raw}": tool names are case-sensitive, and this one names no tool; did you mean ` +
+      `"${format(meant, content)}"?`
+  }
+  if (content === undefined) return undefined
+  if (toolName === "Bash" && /:\*(?!$)/.test(content)) {
+    return `"${raw}": ":*" must be at the end, for a prefix (e.g. Bash(git reset:*)); ` +
+      `use * for a wildcard in the middle (e.g. Bash(git reset * --hard))`
+  }
+  if (FILE_TOOLS.has(toolName) && content.includes(":*")) {
+    return `"${raw}": ":*" is only for Bash prefix rules; use a glob for paths, e.g. ${toolName}(./src/**)`
+  }
+  return undefined
+}
+
 /** Writes a rule back: `Tool` or `Tool(content)` with parentheses in the content escaped. */
 export const format = (toolName: string, content?: string): string =>
   content === undefined ? toolName : `${toolName}(${content.replace(/[()]/g, "\\$&")})`

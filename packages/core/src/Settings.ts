@@ -191,8 +191,9 @@ const checkSemantics = (file: string, settings: Settings): SettingsError | undef
     const rules = settings.permissions?.[list] ?? []
     for (let i = 0; i < rules.length; i++) {
       const parsed = PermissionRule.parse(rules[i])
-      if (Either.isLeft(parsed)) {
-        return new SettingsError({ file, field: `permissions.${list}[${i}]`, problem: parsed.left })
+      const problem = Either.isLeft(parsed) ? parsed.left : PermissionRule.check(parsed.right)
+      if (problem !== undefined) {
+        return new SettingsError({ file, field: `permissions.${list}[${i}]`, problem })
       }
     }
   }

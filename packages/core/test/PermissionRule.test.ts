@@ -40,6 +40,25 @@ describe("PermissionRule.parse", () => {
   })
 })
 
+describe("PermissionRule.check (what Claude Code's settings validation rejects)", () => {
+  it("a built-in tool name in the wrong case, a Bash :* not at the end, :* in a path rule", () => {
+    assert.strictEqual(
+      PermissionRule.check(parseOk("bash(curl:*)")),
+      "\"bash(curl:*)\": tool names are case-sensitive, and this one names no tool; did you mean \"Bash(curl:*)\"?"
+    )
+    assert.include(PermissionRule.check(parseOk("read")), "did you mean \"Read\"?")
+    assert.include(PermissionRule.check(parseOk("WEBFETCH(domain:x.com)")), "did you mean \"WebFetch(domain:x.com)\"?")
+    assert.strictEqual(
+      PermissionRule.check(parseOk("Bash(git reset:* --hard)")),
+      "\"Bash(git reset:* --hard)\": \":*\" must be at the end, for a prefix (e.g. Bash(git reset:*)); use * for a wildcard in the middle (e.g. Bash(git reset * --hard))"
+    )
+    assert.include(PermissionRule.check(parseOk("Read(./src/:*)")), "\":*\" is only for Bash prefix rules")
+    for (const rule of ["Bash(npm run test:*)", "Bash(git*:*)", "Read(./src/**)", "mcp__github", "jira_search", "search", "WebFetch(domain:x.com)"]) {
+      assert.isUndefined(PermissionRule.check(parseOk(rule)), rule)
+    }
+  })
+})
+
 // Claude Code's permission docs: wildcard table.
 const bashTable: ReadonlyArray<readonly [string, string, boolean]> = [
   ["npm run build", "npm run build", true],

@@ -78,6 +78,11 @@ describe("Settings.decode", () => {
       errorOf({ hooks: { PreToolUse: { matcher: "Bash" } } }),
       "Invalid settings in /p/.toolwright/settings.json at hooks.PreToolUse: expected an array of matcher groups, e.g. [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"./check.sh\"}]}]"
     )
+    assert.strictEqual(
+      errorOf({ permissions: { deny: ["Read(./.env)", "bash(curl:*)"] } }),
+      "Invalid settings in /p/.toolwright/settings.json at permissions.deny[1]: \"bash(curl:*)\": tool names are case-sensitive, and this one names no tool; did you mean \"Bash(curl:*)\"?"
+    )
+    assert.include(errorOf({ permissions: { deny: ["Bash(git reset:* --hard)"] } }), "at permissions.deny[0]: \"Bash(git reset:* --hard)\": \":*\" must be at the end")
     const bad = Settings.decodeText("/p/s.json", "{ \"permissions\": ")
     assert(Either.isLeft(bad))
     assert.include(bad.left.message, "Invalid settings in /p/s.json: not valid JSON (")
