@@ -102,7 +102,18 @@ const main = async () => {
     }))
   )
   const runtime = ManagedRuntime.make(layer)
-  const context = ToolUseContext.make({ cwd: work, projectDir: path.join(work, "project") })
+  // As a user would run it: MCP tools need an allow rule (the policy matches it on every call).
+  const context = ToolUseContext.make({
+    cwd: work,
+    projectDir: path.join(work, "project"),
+    permissionContext: {
+      mode: "default",
+      allow: [{ rule: "mcp__echo", source: "bench", root: work }],
+      deny: [],
+      ask: [],
+      additionalDirectories: []
+    }
+  })
   const wrappedCall = Effect.flatMap(ToolRuntime.ToolRuntime, (pipeline) =>
     pipeline.execute(
       { type: "tool_use", id: "toolu_bench", name: "mcp__echo__echo", input: { message: "hi" } },
