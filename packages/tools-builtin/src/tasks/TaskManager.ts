@@ -99,7 +99,7 @@ interface Entry {
   info: TaskInfo
   readonly scope: Scope.CloseableScope
   readonly done: Deferred.Deferred<void>
-  readonly decoder: StringDecoder
+  decoder: StringDecoder
   offset: number
 }
 
@@ -223,9 +223,14 @@ export const make: Effect.Effect<Service, never, Scope.Scope> = Effect.gen(funct
       fs.closeSync(fd)
     }
     entry.offset = size
-    const text = entry.decoder.write(buffer)
+    // Past a skip, what is shown starts at a line (not mid-line, mid-character), and the decoder starts afresh:
+    // a character the last read left open was cut off with the skipped bytes.
+    const newline = skipped > 0 ? buffer.indexOf(10) : -1
+    const start = newline === -1 || newline === buffer.length - 1 ? 0 : newline + 1
+    if (skipped > 0) entry.decoder = new StringDecoder("utf8")
+    const text = entry.decoder.write(start === 0 ? buffer : buffer.subarray(start))
     const note = skipped > 0
-      ? `[${skipped} earlier bytes not shown; the whole output is in ${entry.info.outputFile}]\n`
+      ? `[${skipped + start} earlier bytes not shown; the whole output is in ${entry.info.outputFile}]\n`
       : ""
     return note + truncateMiddle(text, maxChars)
   }

@@ -57,6 +57,23 @@ describe("Bash: background tasks", () => {
       )
     }).pipe(Effect.provide(runtimeLayer())))
 
+  it.scopedLive("TaskOutput after a lot of output shows its end from the start of a line, saying what it skipped", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const context = session(dir)
+      const task = started((yield* call("Bash", { command: "seq 1 200000", run_in_background: true }, context)).text)
+      const output = yield* call("TaskOutput", { task_id: task.id }, context)
+      const shown = /<output>\n\[(\d+) earlier bytes not shown; the whole output is in (\S+)\]\n([^\n]*)\n/.exec(output.text)
+      assert.isNotNull(shown, output.text.slice(0, 300))
+      const whole = fs.readFileSync(task.file, "utf8")
+      assert.strictEqual(shown![2], task.file)
+      // The skip ends at a line break, and the first line shown is the whole line that follows it.
+      const skipped = Number(shown![1])
+      assert.strictEqual(whole[skipped - 1], "\n")
+      assert.strictEqual(shown![3], whole.slice(skipped, whole.indexOf("\n", skipped)))
+      assert.isTrue(output.text.endsWith("200000\n</output>"), output.text.slice(-100))
+    }).pipe(Effect.provide(runtimeLayer())))
+
   it.scopedLive("TaskStop kills the whole group: children that ignore SIGTERM and grandchildren", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
