@@ -132,6 +132,29 @@ describe("toolwright permissions explain", () => {
       assert.strictEqual(json.reason, `ask rule Bash(git commit *) (from ${path.join(project, ".toolwright", "settings.local.json")})`)
     }))
 
+  it.live("explains the tools run would call: the project's MCP servers' and settings' plugins'", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-explain-mcp-"))
+      const fixtures = path.join(import.meta.dirname, "..", "..")
+      write(path.join(dir, ".mcp.json"), {
+        mcpServers: {
+          scripted: { command: process.execPath, args: [path.join(fixtures, "mcp", "test", "fixtures", "scripted-server.mjs"), "stdio"] }
+        }
+      })
+      write(path.join(dir, ".toolwright", "settings.json"), {
+        plugins: [path.join(fixtures, "cli", "test", "fixtures", "shout-plugin.mjs")],
+        permissions: { deny: ["mcp__scripted__slow"], allow: ["Shout"] }
+      })
+      const mcp = yield* cli("permissions", "explain", "--cwd", dir, "mcp__scripted__slow", "{\"ms\":1}")
+      assert.strictEqual(mcp.stderr, "")
+      assert.include(
+        mcp.stdout,
+        `Decision: deny\nDecided by: deny rule mcp__scripted__slow (from ${path.join(dir, ".toolwright", "settings.json")})`
+      )
+      const plugin = yield* cli("permissions", "explain", "--cwd", dir, "Shout", "{\"text\":\"hi\"}")
+      assert.include(plugin.stdout, `Decision: allow\nDecided by: allow rule Shout (from ${path.join(dir, ".toolwright", "settings.json")})`)
+    }), 30_000)
+
   it.live("--allow and --deny are the highest source", () =>
     Effect.gen(function*() {
       const allowed = yield* cli("permissions", "explain", "--cwd", project, "--allow", "Bash(make:*)", "Bash", "{\"command\":\"make all\"}")

@@ -7,7 +7,7 @@ import { InputValidator, PermissionPolicy, ToolHooks, ToolRegistry } from "@tool
 import { Console, Effect, Option } from "effect"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
-import { makeSession, registryLayer, settingsStages } from "../CliRuntime.js"
+import { makeSession, registryLayerFor, settingsStages } from "../CliRuntime.js"
 import { parseInput } from "./RunCommand.js"
 
 export const explain = Command.make(
@@ -78,7 +78,8 @@ export const explain = Command.make(
     }).pipe(
       Effect.provide(settingsStages),
       Effect.provide(InputValidator.layer),
-      Effect.provide(registryLayer)
+      // The tools `run` would call: the project's MCP servers and settings' plugins, not only the built-ins.
+      Effect.provide(registryLayerFor(options))
     )
 ).pipe(Command.withDescription("Print the decision for a call and which rule from which settings file decided it"))
 
