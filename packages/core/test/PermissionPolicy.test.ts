@@ -390,6 +390,10 @@ describe("PermissionPolicy.layer: bypass corpus", () => {
       const asked = yield* decide({}, "Bash", { command: "npm run test && rm x", pieces: ["npm run test -- --watch", "rm x"] })
       assert(asked.behavior === "ask")
       assert.deepStrictEqual(asked.suggestions, ["Bash(npm run test:*)", "Bash(rm x)"])
+      // "Allow always" never writes a rule settings would then refuse to load (":*" not at the end).
+      const odd = yield* decide({}, "Bash", { command: "a:*b && rm x", pieces: ["a:*b", "rm x"] })
+      assert(odd.behavior === "ask")
+      assert.deepStrictEqual(odd.suggestions, ["Bash(rm x)"])
     }))
 
   it.effect("opaque input asks, even in bypass mode when scoped deny rules exist", () =>

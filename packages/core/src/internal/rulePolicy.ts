@@ -481,7 +481,11 @@ export const make = (options: Options) => {
   ): ReadonlyArray<string> => {
     const out: Array<string> = []
     const add = (rule: string | undefined) => {
-      if (rule !== undefined && !out.includes(rule) && out.length < 5) out.push(rule)
+      if (rule === undefined || out.includes(rule) || out.length >= 5) return
+      // A remembered rule goes into settings.local.json: one settings would refuse (`Bash(a:*b)`) would stop
+      // the next session from starting.
+      const parsed = PermissionRule.parse(rule)
+      if (Either.isRight(parsed) && PermissionRule.check(parsed.right) === undefined) out.push(rule)
     }
     if (tool.name.startsWith("mcp__") || (subjects.specifiers.length === 0 && paths.length === 0)) return [tool.name]
     if (subjects.opaque !== undefined) return []
