@@ -13,6 +13,7 @@ import * as PermissionPrompter from "./PermissionPrompter.js"
 import * as PermissionRule from "./PermissionRule.js"
 import type { CommandHook } from "./Settings.js"
 import { formatCause } from "./ToolErrors.js"
+import * as PosixPath from "./internal/posixPath.js"
 import type * as Tool from "./Tool.js"
 import * as ToolHooks from "./ToolHooks.js"
 import type { ToolUseContext } from "./ToolUseContext.js"
@@ -162,13 +163,60 @@ const logNonBlocking = (hook: CommandHook, run: HookRun) =>
     `${hook.event} hook \`${hook.command}\` exited with ${run.exitCode} (non-blocking error): ${run.stderr.trim()}`
   )
 
+/**
+ * Claude Code's `if` on a hook (`Bash(git *)`, `Edit(src/**)`): whether a call is one the rule names, read as
+ * a deny rule is, so anything the rule might cover runs the hook (a piece of a compound command, input the
+ * analysis cannot see through). `undefined`: no condition.
+ */
+const compileCondition = (
+  condition: string | undefined
+): ((tool: Tool.Any, input: unknown, context: ToolUseContext) => boolean) | undefined => {
+  if (condition === undefined) return undefined
+  const parsed = PermissionRule.parse(condition)
+  // Settings validate it; a filter that cannot be read never keeps a hook from running.
+  if (Either.isLeft(parsed)) return () => true
+  const { content, toolName } = parsed.right
+  const pathRule = toolName === "Read" || toolName === "Edit"
+  const domain = content?.startsWith("domain:") === true ? content.slice(7) : undefined
+  const specifier = content === undefined || domain !== undefined ? undefined : PermissionRule.compileSpecifier(content)
+  return (tool, input, context) => {
+    const names = PermissionRule.namesTool(toolName, tool)
+    if (content === undefined || (!names && !pathRule)) return names
+    let subjects: Tool.RuleSubjects
+    try {
+      subjects = tool.ruleSubjects(input, context)
+    } catch {
+      return true
+    }
+    if (subjects.opaque !== undefined) return true
+    if (names && domain !== undefined) {
+      return subjects.specifiers.some((subject) =>
+        subject.startsWith("domain:") && PermissionRule.matchesDomain(domain, subject.slice(7))
+      )
+    }
+    if (names && specifier !== undefined && subjects.specifiers.length > 0) {
+      if (subjects.specifiers.some((subject) => PermissionRule.denyVariants(subject).some(specifier.test))) return true
+      if (!pathRule) return false
+    }
+    const pattern = PermissionRule.compilePath(content, { cwd: context.cwd, home: context.permissionContext.homeDir })
+    return subjects.paths.some(({ access, path }) =>
+      (names || toolName === "Read" || access === "write") &&
+      PermissionRule.matchesPath(pattern, PosixPath.resolve(context.cwd, path))
+    )
+  }
+}
+
+/** Whether a hook runs for a call: its matcher names the tool and its `if`, when it has one, the call. */
+export const appliesTo = (hook: CommandHook, tool: Tool.Any, input: unknown, context: ToolUseContext): boolean =>
+  ToolHooks.compileMatcher(hook.matcher)(tool.name) && (compileCondition(hook.if)?.(tool, input, context) ?? true)
+
 /** Starts the hooks of an event that match a tool and reads each one's run; shared by every event. */
 const makeRunner = (options: Options) =>
   Effect.gen(function*() {
     const executor = yield* CommandExecutor.CommandExecutor
     const shell = options.shell ?? "/bin/sh"
     const compile = (hooks: ReadonlyArray<CommandHook>) =>
-      hooks.map((hook) => ({ hook, matches: ToolHooks.compileMatcher(hook.matcher) }))
+      hooks.map((hook) => ({ hook, matches: ToolHooks.compileMatcher(hook.matcher), condition: compileCondition(hook.if) }))
     const fixed = options.hooks === undefined ? undefined : compile(options.hooks)
     const perSession = new WeakMap<ReadonlyArray<CommandHook>, ReturnType<typeof compile>>()
     const compiledFor = (context: ToolUseContext) => {
@@ -182,12 +230,21 @@ const makeRunner = (options: Options) =>
       return compiled
     }
 
-    /** The hooks of an event matching a tool, identical command lines once. */
-    const matching = (event: string, toolName: string, context: ToolUseContext): ReadonlyArray<CommandHook> => {
+    /**
+     * The hooks of an event matching a tool, identical command lines once. Without the call's input (asking
+     * whether a hook might listen), a hook's `if` is taken to match.
+     */
+    const matching = (
+      event: string,
+      tool: Tool.Any,
+      context: ToolUseContext,
+      call?: { readonly input: unknown }
+    ): ReadonlyArray<CommandHook> => {
       const seen = new Set<string>()
       const out: Array<CommandHook> = []
-      for (const { hook, matches } of compiledFor(context)) {
-        if (hook.event !== event || !matches(toolName) || seen.has(hook.command)) continue
+      for (const { condition, hook, matches } of compiledFor(context)) {
+        if (hook.event !== event || !matches(tool.name) || seen.has(hook.command)) continue
+        if (condition !== undefined && call !== undefined && !condition(tool, call.input, context)) continue
         seen.add(hook.command)
         out.push(hook)
       }
@@ -268,12 +325,13 @@ const makeRunner = (options: Options) =>
     const runAll = <A>(
       event: string,
       tool: Tool.Any,
+      input: unknown,
       payload: unknown,
       context: ToolUseContext,
       interpret: (hook: CommandHook, run: HookRun) => Effect.Effect<A>
     ): Effect.Effect<ReadonlyArray<A>> =>
       Effect.forEach(
-        matching(event, tool.name, context),
+        matching(event, tool, context, { input }),
         (hook) =>
           Effect.flatMap(run(hook, payload, context), (done) =>
             done === undefined ? Effect.succeed(Option.none<A>()) : Effect.map(interpret(hook, done), Option.some)),
@@ -281,8 +339,8 @@ const makeRunner = (options: Options) =>
       ).pipe(Effect.map((results) => results.flatMap((result) => (Option.isSome(result) ? [result.value] : []))))
 
     /** Whether any hook of the event matches the tool (no process is started to find out). */
-    const hears = (event: string, toolName: string, context: ToolUseContext): boolean =>
-      matching(event, toolName, context).length > 0
+    const hears = (event: string, tool: Tool.Any, context: ToolUseContext): boolean =>
+      matching(event, tool, context).length > 0
 
     return { runAll, base, hears }
   })
@@ -292,22 +350,24 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
   Effect.map(makeRunner(options), ({ base, hears, runAll }) => {
     return {
       preToolUse: (tool, input, context) =>
-        runAll("PreToolUse", tool, base("PreToolUse", tool, input, context), context, interpretPre).pipe(
+        runAll("PreToolUse", tool, input, base("PreToolUse", tool, input, context), context, interpretPre).pipe(
           Effect.map(ToolHooks.combinePre)
         ),
       postToolUse: (tool, input, response, context, durationMs) =>
         runAll(
           "PostToolUse",
           tool,
+          input,
           { ...base("PostToolUse", tool, input, context), tool_response: response, duration_ms: durationMs },
           context,
           interpretPost
         ).pipe(Effect.map(ToolHooks.combinePost)),
-      hearsInterrupts: (tool, context) => hears("PostToolUseFailure", tool.name, context),
+      hearsInterrupts: (tool, context) => hears("PostToolUseFailure", tool, context),
       postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
         runAll(
           "PostToolUseFailure",
           tool,
+          input,
           {
             ...base("PostToolUseFailure", tool, input, context),
             error,
@@ -331,6 +391,7 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
         runAll(
           "PermissionDenied",
           tool,
+          input,
           { ...base("PermissionDenied", tool, input, context), reason },
           context,
           interpretPost
@@ -399,6 +460,7 @@ export const makePermissionRequest = (
       runAll(
         "PermissionRequest",
         request.tool,
+        request.input,
         {
           ...base("PermissionRequest", request.tool, request.input, request.context),
           permission_suggestions: permissionSuggestions(request.suggestions)

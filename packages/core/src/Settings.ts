@@ -54,6 +54,8 @@ export type Permissions = typeof Permissions.Type
 export const HookCommand = Schema.Struct({
   type: Schema.String,
   command: Schema.optional(Schema.String),
+  /** Claude Code's filter in rule syntax (`Bash(git *)`): the hook runs only for calls the rule matches. */
+  if: Schema.optional(Schema.String),
   timeout: Schema.optional(Schema.Number.pipe(Schema.positive()).annotations({
     message: () => "expected a positive number of seconds"
   }))
@@ -227,6 +229,12 @@ const checkSemantics = (file: string, settings: Settings): SettingsError | undef
         if (hooks[h].command === undefined || hooks[h].command === "") {
           return new SettingsError({ file, field: `${field}.command`, problem: "expected the shell command to run" })
         }
+        const condition = hooks[h].if
+        if (condition !== undefined) {
+          const parsed = PermissionRule.parse(condition)
+          const problem = Either.isLeft(parsed) ? parsed.left : PermissionRule.check(parsed.right)
+          if (problem !== undefined) return new SettingsError({ file, field: `${field}.if`, problem })
+        }
       }
     }
   }
@@ -288,6 +296,8 @@ export interface CommandHook {
   readonly event: string
   readonly matcher: string | undefined
   readonly command: string
+  /** A rule (`Bash(git *)`) the call must match for the hook to run, as Claude Code's `if`. */
+  readonly if?: string
   /** Seconds; Claude Code's default is 600. */
   readonly timeout: number
   readonly source: string
@@ -349,6 +359,7 @@ export const merge = (
             event,
             matcher: group.matcher,
             command: hook.command,
+            ...(hook.if !== undefined ? { if: hook.if } : {}),
             timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
             source: source.name
           })

@@ -156,6 +156,45 @@ describe("CommandHooks: PreToolUse protocol", () => {
       assert.isFalse(alive(), "the background job must have been killed")
     }), 15_000)
 
+  it.live("a hook's if (Claude Code's filter in rule syntax) runs it only for the calls the rule names", () =>
+    Effect.gen(function*() {
+      const Shell = Tool.make({
+        name: "Shell",
+        description: "Runs a line",
+        input: Schema.Struct({ command: Schema.String, file: Schema.optional(Schema.String) }),
+        ruleSubjects: ({ command, file }) => ({
+          specifiers: command.split("&&").map((piece) => piece.trim()),
+          paths: file === undefined ? [] : [{ path: file, access: "write" as const }],
+          ...(command.includes("$(") ? { opaque: "substitution" } : {})
+        }),
+        call: () => Effect.succeed("ran")
+      })
+      const blocking = (condition: string): Settings.CommandHook => ({
+        ...hook("PreToolUse", "echo blocked >&2; exit 2", "Shell"),
+        if: condition
+      })
+      const run = (hooks: ReadonlyArray<Settings.CommandHook>, input: unknown) =>
+        Effect.flatMap(
+          CommandHooks.make({ hooks }),
+          (service) => service.preToolUse(Shell, input, context)
+        ).pipe(Effect.provide(NodeContext.layer))
+      const denied: ToolHooks.PreToolUseOutcome = { permissionDecision: "deny", reason: "blocked" }
+      const rm = [blocking("Shell(rm *)")]
+      assert.deepStrictEqual(yield* run(rm, { command: "ls -la" }), {})
+      assert.deepStrictEqual(yield* run(rm, { command: "rm -rf build" }), denied)
+      assert.deepStrictEqual(yield* run(rm, { command: "ls && rm x" }), denied, "any piece of a compound line")
+      assert.deepStrictEqual(yield* run(rm, { command: "echo $(ls)" }), denied, "what cannot be analysed runs the hook")
+      assert.deepStrictEqual(yield* run([blocking("Other(rm *)")], { command: "rm x" }), {})
+      const edits = [blocking("Edit(./secret/**)")]
+      assert.deepStrictEqual(yield* run(edits, { command: "ls", file: "secret/key" }), denied)
+      assert.deepStrictEqual(yield* run(edits, { command: "ls", file: "public/key" }), {})
+      // Asked whether a hook might hear an interruption, the if is taken to match.
+      const service = yield* CommandHooks.make({ hooks: [{ ...hook("PostToolUseFailure", "true", "Shell"), if: "Shell(rm *)" }] }).pipe(
+        Effect.provide(NodeContext.layer)
+      )
+      assert.isTrue(service.hearsInterrupts?.(Shell, context))
+    }))
+
   it.live("continue:false stops; the legacy decision field still works", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(

@@ -83,6 +83,10 @@ describe("Settings.decode", () => {
       "Invalid settings in /p/.toolwright/settings.json at permissions.deny[1]: \"bash(curl:*)\": tool names are case-sensitive, and this one names no tool; did you mean \"Bash(curl:*)\"?"
     )
     assert.include(errorOf({ permissions: { deny: ["Bash(git reset:* --hard)"] } }), "at permissions.deny[0]: \"Bash(git reset:* --hard)\": \":*\" must be at the end")
+    assert.include(
+      errorOf({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "x", if: "Bash(git" }] }] } }),
+      "at hooks.PreToolUse[0].hooks[0].if: \"Bash(git\" is missing its closing \")\""
+    )
     const bad = Settings.decodeText("/p/s.json", "{ \"permissions\": ")
     assert(Either.isLeft(bad))
     assert.include(bad.left.message, "Invalid settings in /p/s.json: not valid JSON (")

@@ -3,7 +3,7 @@
  * it or its hooks, and prints the decision and which rule from which file decided it.
  */
 import { Args, Command } from "@effect/cli"
-import { InputValidator, PermissionPolicy, ToolHooks, ToolRegistry } from "@toolwright/core"
+import { CommandHooks, InputValidator, PermissionPolicy, ToolRegistry } from "@toolwright/core"
 import { Console, Effect, Option } from "effect"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
@@ -37,7 +37,7 @@ export const explain = Command.make(
       const policy = yield* PermissionPolicy.PermissionPolicy
       const decision = yield* policy.decide(tool, input, session.context, {})
       const hooks = (session.context.commandHooks ?? []).filter((hook) =>
-        hook.event === "PreToolUse" && ToolHooks.compileMatcher(hook.matcher)(tool.name)
+        hook.event === "PreToolUse" && CommandHooks.appliesTo(hook, tool, input, session.context)
       )
       const blanket = policy.isBlanketDenied(tool, session.context.permissionContext)
       if (options.json) {
