@@ -200,11 +200,16 @@ describe("PermissionPolicy.layer: order and modes", () => {
       )
     }))
 
-  it.effect("protected paths ask in every mode but bypass, whatever the allow rules", () =>
+  it.effect("protected paths ask whatever the allow rules; in bypass mode, as in Claude Code, only its folders do", () =>
     Effect.gen(function*() {
       for (const file of [".git/config", ".toolwright/settings.json", ".claude/settings.json", "/home/tester/.bashrc"]) {
         assert.strictEqual(yield* behavior({ mode: "acceptEdits", allow: ["Edit"] }, "Write", { file_path: file }), "ask")
-        assert.strictEqual(yield* behavior({ mode: "bypassPermissions" }, "Write", { file_path: file }), "allow")
+      }
+      for (const file of [".git/hooks/pre-commit", ".toolwright/settings.json", ".claude/settings.json", ".vscode/tasks.json", ".idea/x.xml"]) {
+        assert.strictEqual(yield* behavior({ mode: "bypassPermissions" }, "Write", { file_path: file }), "ask", file)
+      }
+      for (const file of ["/home/tester/.bashrc", ".claude/commands/review.md", ".claude/agents/a.md", ".claude/skills/s/SKILL.md"]) {
+        assert.strictEqual(yield* behavior({ mode: "bypassPermissions" }, "Write", { file_path: file }), "allow", file)
       }
       assert.strictEqual(yield* behavior({}, "Read", { file_path: ".git/config" }), "allow")
     }))

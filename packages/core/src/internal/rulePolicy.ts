@@ -124,6 +124,19 @@ export const isProtectedPath = (path: string): boolean => {
   return SHELL_STARTUP.has(base) || path.endsWith(`/${FISH_CONFIG}`)
 }
 
+/** Claude Code's own folders for commands, agents and skills, which bypassPermissions writes without asking. */
+const CLAUDE_AUTHORED = new Set(["commands", "agents", "skills"])
+
+/**
+ * Writes that ask even in bypassPermissions, as in Claude Code: inside `.git`, `.toolwright`, `.claude`,
+ * `.vscode`, `.idea` (not `.claude/commands`, `agents`, `skills`). Shell start-up files are not among them.
+ */
+export const isProtectedInBypass = (path: string): boolean => {
+  const segments = path.split("/")
+  const at = segments.findIndex((segment) => PROTECTED_DIRS.has(segment))
+  return at !== -1 && !(segments[at] === ".claude" && CLAUDE_AUTHORED.has(segments[at + 1] ?? ""))
+}
+
 /** What `isProtectedPath` protects, as entries of one directory: `.git`, `.bashrc`, `.config/fish/config.fish`, … */
 export const protectedEntries: ReadonlyArray<string> = [...PROTECTED_DIRS, ...SHELL_STARTUP, FISH_CONFIG]
 
@@ -603,7 +616,21 @@ export const make = (options: Options) => {
         })
       }
     }
-    if (mode === "bypassPermissions") return { behavior: "allow", input, reason: "mode bypassPermissions" }
+    if (mode === "bypassPermissions") {
+      const protectedDir = hook.permissionDecision === "allow" ? undefined : paths.find((path) =>
+        path.access === "write" && path.forms.some((form) => isProtectedInBypass(form))
+      )
+      if (protectedDir !== undefined) {
+        return {
+          behavior: "ask",
+          message: `${protectedDir.path} is inside a protected folder (.git, .toolwright, .claude, .vscode, .idea): ` +
+            "writing it needs approval, also in bypassPermissions mode.",
+          reason: "protected path",
+          suggestions: []
+        }
+      }
+      return { behavior: "allow", input, reason: "mode bypassPermissions" }
+    }
     if (hook.permissionDecision === "allow") return { behavior: "allow", input, reason: "PreToolUse hook" }
     if (own.behavior === "allow") {
       return { behavior: "allow", input: own.updatedInput ?? input, reason: `${tool.name} check` }
