@@ -28,6 +28,15 @@ export interface PermissionContext {
   readonly additionalDirectories: ReadonlyArray<string>
   /** The user's home, for `~/` path rules. */
   readonly homeDir?: string
+  /** Claude Code's `permissions.denyInsteadOfPrompting`: whatever would ask is denied at once, in any mode. */
+  readonly denyInsteadOfPrompting?: boolean
+  /**
+   * Claude Code's `permissions.blockReadsOutsideWorkingDirectories` / `blockWritesOutsideWorkingDirectories`:
+   * the file tools (path rules: Read, Glob, Grep / Write, Edit, NotebookEdit) refuse paths outside the working
+   * directories in every mode, bypassPermissions included. Shell commands and MCP tools are not covered.
+   */
+  readonly blockReadsOutsideWorkingDirectories?: boolean
+  readonly blockWritesOutsideWorkingDirectories?: boolean
 }
 
 export const emptyPermissionContext = (mode: PermissionMode = "default"): PermissionContext => ({

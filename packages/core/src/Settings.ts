@@ -27,6 +27,9 @@ const RuleList = Schema.Array(Schema.String).annotations({
   message: () => "expected an array of rule strings, e.g. [\"Bash(npm test)\", \"Read(./src/**)\"]"
 })
 
+/** A switch: true or false, nothing else (a quoted "true" is a mistake to report, not a guess to make). */
+const Flag = Schema.Boolean.annotations({ message: () => "expected true or false" })
+
 export const Permissions = Schema.Struct({
   allow: Schema.optional(RuleList),
   ask: Schema.optional(RuleList),
@@ -41,7 +44,10 @@ export const Permissions = Schema.Struct({
   })),
   additionalDirectories: Schema.optional(Schema.Array(Schema.String).annotations({
     message: () => "expected an array of directory paths"
-  }))
+  })),
+  denyInsteadOfPrompting: Schema.optional(Flag),
+  blockReadsOutsideWorkingDirectories: Schema.optional(Flag),
+  blockWritesOutsideWorkingDirectories: Schema.optional(Flag)
 }, Extra).annotations({
   message: () => ({
     message: "expected an object with the lists allow, ask and deny, e.g. {\"deny\": [\"Bash(curl:*)\"]}",
@@ -150,7 +156,17 @@ const distance = (a: string, b: string): number => {
 const misspelt = (key: string, known: ReadonlyArray<string>): string | undefined =>
   known.includes(key) ? undefined : known.find((name) => looseKey(name) === looseKey(key))
 
-const PERMISSION_KEYS = ["allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"]
+const PERMISSION_KEYS = [
+  "allow",
+  "ask",
+  "deny",
+  "defaultMode",
+  "additionalDirectories",
+  "disableBypassPermissionsMode",
+  "denyInsteadOfPrompting",
+  "blockReadsOutsideWorkingDirectories",
+  "blockWritesOutsideWorkingDirectories"
+]
 
 /**
  * Keys that look like ones toolwright reads but are spelt otherwise: ignored as unknown keys, a `Deny` list
@@ -336,6 +352,10 @@ export const merge = (
   let toolResultThresholds: Record<string, number> = {}
   let merged: Record<string, unknown> = {}
   let mode: PermissionMode = "default"
+  // Switches that guard: once a layer turns one on, a later one (a repository's) cannot turn it off.
+  let denyInsteadOfPrompting = false
+  let blockReads = false
+  let blockWrites = false
   const expand = (dir: string) =>
     options.homeDir !== undefined && (dir === "~" || dir.startsWith("~/"))
       ? PosixPath.resolve(options.homeDir, dir.slice(2))
@@ -351,6 +371,9 @@ export const merge = (
       if (!directories.includes(resolved)) directories.push(resolved)
     }
     if (permissions?.defaultMode !== undefined) mode = permissions.defaultMode
+    denyInsteadOfPrompting ||= permissions?.denyInsteadOfPrompting === true
+    blockReads ||= permissions?.blockReadsOutsideWorkingDirectories === true
+    blockWrites ||= permissions?.blockWritesOutsideWorkingDirectories === true
     for (const [event, groups] of Object.entries(source.settings.hooks ?? {})) {
       for (const group of groups) {
         for (const hook of group.hooks) {
@@ -377,7 +400,10 @@ export const merge = (
       ask,
       deny,
       additionalDirectories: directories,
-      ...(options.homeDir !== undefined ? { homeDir: options.homeDir } : {})
+      ...(options.homeDir !== undefined ? { homeDir: options.homeDir } : {}),
+      ...(denyInsteadOfPrompting ? { denyInsteadOfPrompting } : {}),
+      ...(blockReads ? { blockReadsOutsideWorkingDirectories: true } : {}),
+      ...(blockWrites ? { blockWritesOutsideWorkingDirectories: true } : {})
     },
     hooks,
     env,

@@ -116,6 +116,9 @@ interface Setup {
   readonly ask?: ReadonlyArray<string>
   readonly mode?: Permission.PermissionMode
   readonly additionalDirectories?: ReadonlyArray<string>
+  readonly denyInsteadOfPrompting?: boolean
+  readonly blockReadsOutsideWorkingDirectories?: boolean
+  readonly blockWritesOutsideWorkingDirectories?: boolean
 }
 
 const contextFor = (setup: Setup) =>
@@ -127,7 +130,10 @@ const contextFor = (setup: Setup) =>
       deny: rules(setup.deny ?? []),
       ask: rules(setup.ask ?? []),
       additionalDirectories: setup.additionalDirectories ?? [],
-      homeDir: "/home/tester"
+      homeDir: "/home/tester",
+      ...(setup.denyInsteadOfPrompting === true ? { denyInsteadOfPrompting: true } : {}),
+      ...(setup.blockReadsOutsideWorkingDirectories === true ? { blockReadsOutsideWorkingDirectories: true } : {}),
+      ...(setup.blockWritesOutsideWorkingDirectories === true ? { blockWritesOutsideWorkingDirectories: true } : {})
     }
   })
 
@@ -293,6 +299,57 @@ describe("PermissionPolicy.layer: other rule kinds", () => {
       const asked = yield* decide({}, "WebFetch", { url: "https://docs.example.com/x" })
       assert(asked.behavior === "ask")
       assert.deepStrictEqual(asked.suggestions, ["WebFetch(domain:docs.example.com)"])
+    }))
+
+  it.effect("permissions.denyInsteadOfPrompting: whatever would ask is denied at once, in any mode", () =>
+    Effect.gen(function*() {
+      const asked = yield* decide({ denyInsteadOfPrompting: true }, "Bash", { command: "npm publish" })
+      assert.deepStrictEqual(asked.behavior === "deny" ? asked.message : asked.behavior,
+        "Permission to use Bash with command npm publish has been denied: Bash with command npm publish needs " +
+          "permission: no allow rule covers it. (permissions.denyInsteadOfPrompting denies whatever would ask)")
+      assert.strictEqual(
+        yield* behavior({ denyInsteadOfPrompting: true, allow: ["Bash(npm publish)"] }, "Bash", { command: "npm publish" }),
+        "allow"
+      )
+      assert.strictEqual(
+        yield* behavior({ denyInsteadOfPrompting: true, mode: "acceptEdits" }, "Write", { file_path: "src/a.ts" }),
+        "allow"
+      )
+    }))
+
+  it.effect("permissions.block{Reads,Writes}OutsideWorkingDirectories: the file tools refuse outside paths in every mode", () =>
+    Effect.gen(function*() {
+      const outside = path.join(tmp, "outside.txt")
+      const write = yield* decide(
+        { blockWritesOutsideWorkingDirectories: true, mode: "bypassPermissions" },
+        "Write",
+        { file_path: outside }
+      )
+      assert.deepStrictEqual(write.behavior === "deny" ? write.message : write.behavior,
+        `Write on ${outside} was refused: ${outside} is outside the working directories (${cwd}), and ` +
+          "permissions.blockWritesOutsideWorkingDirectories is on. Work inside them, or add the directory to " +
+          "permissions.additionalDirectories.")
+      // Through a symlink inside the project, by an allow rule, by a hook's allow: still refused.
+      const blockWrites = { blockWritesOutsideWorkingDirectories: true, allow: ["Edit(//**)"] }
+      assert.strictEqual(yield* behavior(blockWrites, "Write", { file_path: "src/escape.txt" }), "deny")
+      assert.strictEqual(
+        yield* behavior(blockWrites, "Write", { file_path: outside }, { permissionDecision: "allow" }),
+        "deny"
+      )
+      assert.strictEqual(yield* behavior(blockWrites, "Write", { file_path: "src/new.ts" }), "allow")
+      // Reads stay as they were unless reads are blocked too; shell commands are not covered.
+      assert.strictEqual(yield* behavior({ ...blockWrites, allow: ["Read(//**)"] }, "Read", { file_path: outside }), "allow")
+      assert.strictEqual(
+        yield* behavior({ blockReadsOutsideWorkingDirectories: true, mode: "bypassPermissions" }, "Grep", { path: tmp }),
+        "deny"
+      )
+      assert.strictEqual(
+        yield* behavior({ blockWritesOutsideWorkingDirectories: true, mode: "bypassPermissions" }, "Bash", {
+          command: "cp a /tmp/x",
+          writes: [outside]
+        }),
+        "allow"
+      )
     }))
 
   it.effect("MCP server and tool rules, and blanket denies leave the pool", () =>

@@ -147,6 +147,23 @@ describe("Settings.merge", () => {
     assert.strictEqual(merged.merged.model, "a")
     assert.strictEqual(Settings.merge([user, project], { cwd: "/p", mode: "default" }).permissionContext.mode, "default")
   })
+
+  it("Claude Code's guarding switches: a layer that turns one on cannot be turned off by a later one", () => {
+    const user = { name: "/home/u/.toolwright/settings.json", root: "/home/u/.toolwright", settings: {
+      permissions: { blockWritesOutsideWorkingDirectories: true, denyInsteadOfPrompting: true }
+    } }
+    const project = { name: "/p/.toolwright/settings.json", root: "/p", settings: {
+      permissions: { blockWritesOutsideWorkingDirectories: false, blockReadsOutsideWorkingDirectories: true }
+    } }
+    const context = Settings.merge([user, project], { cwd: "/p" }).permissionContext
+    assert.strictEqual(context.blockWritesOutsideWorkingDirectories, true)
+    assert.strictEqual(context.blockReadsOutsideWorkingDirectories, true)
+    assert.strictEqual(context.denyInsteadOfPrompting, true)
+    assert.strictEqual(
+      errorOf({ permissions: { denyInsteadOfPrompting: "yes" } }),
+      "Invalid settings in /p/.toolwright/settings.json at permissions.denyInsteadOfPrompting: expected true or false"
+    )
+  })
 })
 
 describe("allow always: persisted to settings.local.json", () => {

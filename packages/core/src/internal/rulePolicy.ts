@@ -273,19 +273,52 @@ interface DecideCall {
   readonly mode: PermissionMode
 }
 
-/** In mode dontAsk, whatever would ask is denied. */
+/** In mode dontAsk, or with permissions.denyInsteadOfPrompting, whatever would ask is denied. */
 const dontAsk = (
-  { input, mode, tool }: DecideCall,
+  { context, input, mode, tool }: DecideCall,
   decision: Extract<PermissionDecision, { behavior: "ask" }>
-): PermissionDecision =>
-  mode === "dontAsk"
-    ? {
-      behavior: "deny",
-      message: `Permission to use ${describeCall(tool, input)} has been denied: ${decision.message} ` +
-        "(mode dontAsk denies whatever would ask)",
-      reason: `mode dontAsk; would ask: ${decision.reason}`
-    }
-    : decision
+): PermissionDecision => {
+  const why = mode === "dontAsk"
+    ? "mode dontAsk"
+    : context.permissionContext.denyInsteadOfPrompting === true
+    ? "permissions.denyInsteadOfPrompting"
+    : undefined
+  return why === undefined ? decision : {
+    behavior: "deny",
+    message: `Permission to use ${describeCall(tool, input)} has been denied: ${decision.message} ` +
+      `(${why} denies whatever would ask)`,
+    reason: `${why}; would ask: ${decision.reason}`
+  }
+}
+
+/**
+ * A file tool's path outside the working directories that settings block in every mode
+ * (`permissions.blockReadsOutsideWorkingDirectories` / `blockWritesOutsideWorkingDirectories`).
+ */
+const blockedOutside = (
+  { context, input, tool }: DecideCall,
+  paths: ReadonlyArray<PathSubject>,
+  workingDirs: ReadonlyArray<string>
+): PermissionDecision | undefined => {
+  const { blockReadsOutsideWorkingDirectories: reads, blockWritesOutsideWorkingDirectories: writes } =
+    context.permissionContext
+  if (reads !== true && writes !== true) return undefined
+  const blocked = paths.find((path) =>
+    (path.access === "read" ? reads === true : writes === true) &&
+    !path.forms.every((form) => isInside(workingDirs, form))
+  )
+  if (blocked === undefined) return undefined
+  const setting = blocked.access === "read"
+    ? "permissions.blockReadsOutsideWorkingDirectories"
+    : "permissions.blockWritesOutsideWorkingDirectories"
+  return {
+    behavior: "deny",
+    message: `${describeCall(tool, input, blocked.path)} was refused: ${blocked.path} is outside the working ` +
+      `directories (${workingDirs.join(", ")}), and ${setting} is on. Work inside them, or add the directory ` +
+      `to permissions.additionalDirectories.`,
+    reason: setting
+  }
+}
 
 /** Builds the rule policy's `decide` and `isBlanketDenied`. */
 export const make = (options: Options) => {
@@ -562,6 +595,9 @@ export const make = (options: Options) => {
   ): PermissionDecision => {
     const { context, hook, input, mode, tool } = call
     if (own.behavior === "deny") return { behavior: "deny", message: own.message, reason: `${tool.name} check` }
+    // The file tools only (their rules are path rules): a shell command or an MCP tool is not covered.
+    const blocked = pathMode ? blockedOutside(call, paths, compiled.workingDirs) : undefined
+    if (blocked !== undefined) return blocked
     const readOnly = tool.isReadOnly(input)
     if (mode === "plan" && !readOnly) {
       return {
