@@ -329,6 +329,30 @@ const globMatches = (dir: string, pattern: string): ReadonlyArray<string> => {
   return entries.filter((entry) => matches(entry))
 }
 
+const GLOB_SYNTAX = /(^|[^\\])(\\\\)*[*?[]/
+
+/**
+ * The paths under `dir` that `pattern` (one or more `/`-separated segments) names, expanded level by level as
+ * bash does: a segment without glob syntax is joined as it is (whether or not it exists: more subjects, never
+ * fewer). `undefined` when a level passes `MAX_GLOB_MATCHES`, or a segment is `**` (recursive under `shopt -s
+ * globstar`): then everything under `dir` counts.
+ */
+export const expandPattern = (dir: string, pattern: string): ReadonlyArray<string> | undefined => {
+  const segments = pattern.split("/").filter((segment) => segment !== "")
+  if (segments.some((segment) => segment.includes("**"))) return undefined
+  let current = [dir]
+  for (const segment of segments) {
+    const next: Array<string> = []
+    for (const base of current) {
+      if (!GLOB_SYNTAX.test(segment)) next.push(path.join(base, segment.replace(/\\(.)/g, "$1")))
+      else for (const entry of globMatches(base, segment)) next.push(path.join(base, entry))
+    }
+    if (next.length > MAX_GLOB_MATCHES) return undefined
+    current = next
+  }
+  return current
+}
+
 type PathSubject = Tool.RuleSubjects["paths"][number]
 
 const exists = (file: string): boolean => {
@@ -419,7 +443,7 @@ const guardedInside = (target: string, access: "read" | "write", guard: TreeGuar
  * redirection writes or reads, every path the commands' arguments name (marked as arguments, so a write
  * rides on the command's rule inside the working directories), and why the line is opaque. Paths are
  * resolved against `cwd` (a relative argument after a `cd` against each place the shell may be) with
- * symlinks followed; a glob in the last segment adds the entries it matches; a command that writes a whole
+ * symlinks followed; a glob adds the paths it matches, level by level (see `expandPattern`); a command that writes a whole
  * tree (`rm -r`, `chmod -R`, `mv dir`, `find … -delete`) adds the protected entries in it. With `guarded` (the
  * context's path-scoped Read/Edit deny and ask rules), a tree taken whole adds the entries in it they match.
  */
@@ -450,13 +474,13 @@ export const ruleSubjects = (
       for (const base of bases) {
         const where = physicalPath(cwd, base === "." ? argument.path : `${base}/${argument.path}`)
         // Writing a whole tree writes the protected entries in it: they are subjects too, so the policy asks.
-        const addTree = (target: string) => {
+        const addTree = (target: string, whole = argument.recursive === true) => {
           add({ path: target, access: argument.access, argument: true })
           // What a copy, move or link puts into a destination directory: `cp x/.bashrc ~` writes ~/.bashrc.
           if (argument.into !== undefined && isDirectory(target)) {
             for (const name of argument.into) add({ path: realPath(path.join(target, name)), access: "write", argument: true })
           }
-          if (argument.recursive !== true) return
+          if (!whole) return
           if (argument.access === "write") {
             for (const entry of protectedInside(target, cwd)) add({ path: entry, access: "write", argument: true })
           }
@@ -476,12 +500,17 @@ export const ruleSubjects = (
         }
         // The directory a pattern lists is not itself written (`rm -r *` leaves `.git`), only its matches.
         add({ path: realPath(where), access: argument.access, argument: true })
-        const matches = globMatches(where, argument.pattern)
-        if (matches.length > MAX_GLOB_MATCHES) {
+        const matches = expandPattern(where, argument.pattern)
+        if (matches !== undefined) {
+          for (const entry of matches) addTree(realPath(entry))
+          continue
+        }
+        // Too many to list, or `**`: the pattern may name anything under its directory, which is taken whole.
+        if (!argument.pattern.includes("/") && !argument.pattern.includes("**")) {
           opaque ??= `the pattern ${argument.pattern} matches more than ${MAX_GLOB_MATCHES} entries of ${where}`
           continue
         }
-        for (const entry of matches) addTree(realPath(path.join(where, entry)))
+        addTree(realPath(where), true)
       }
     }
   }

@@ -32,7 +32,10 @@ export interface Redirect {
 export interface PathArgument {
   readonly path: string
   readonly access: "read" | "write"
-  /** A glob in the last segment (`.en*`), to match against the entries of `path` the way bash would. */
+  /**
+   * The glob after `path`, one segment (`.en*`) or several (`secret?/key.txt`), matched against what is under
+   * `path` level by level, the way bash would.
+   */
   readonly pattern?: string
   /**
    * The command takes everything under the path when it is a directory: with access write (`rm -r`, `chmod -R`,
@@ -430,6 +433,12 @@ interface PathSyntax {
   readonly movesSources?: true
   /** Options that make every operand written (`install -d`). */
   readonly writesAll?: ReadonlySet<string>
+  /** The command always takes its operands' whole trees (`rg`, `du`). */
+  readonly wholeTrees?: true
+  /** Without a path operand, a command taking trees takes the working directory's (`grep -r x`, `rg x`, `du`). */
+  readonly treeDefault?: true
+  /** The operands are not paths (`curl`'s URLs); only option values are. */
+  readonly noOperands?: true
 }
 
 const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(" "))
@@ -453,6 +462,9 @@ const OWNER: PathSyntax = {
 
 const GREP: PathSyntax = {
   access: "read",
+  // `-r` reads every file under its operands (the working directory without one), as `-d recurse` does.
+  recursive: wordSet("-r -R --recursive --dereference-recursive"),
+  treeDefault: true,
   values: wordSet(
     "-e -m -A -B -C -d -D --regexp --max-count --after-context --before-context --context --devices --directories " +
       "--binary-files --label --include --exclude --exclude-dir"
@@ -509,18 +521,24 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
     ),
     pathValues: { "-f": "read", "--file": "read", "--ignore-file": "read" },
     // `rg --files dir` lists files: no pattern comes first.
-    program: wordSet("-e -f --regexp --file --files --type-list")
+    program: wordSet("-e -f --regexp --file --files --type-list"),
+    wholeTrees: true,
+    treeDefault: true
   },
   ag: {
     access: "read",
     values: wordSet("-A -B -C -G -g -m --ignore --ignore-dir --depth --pager --file-search-regex"),
     pathValues: { "-p": "read", "--path-to-ignore": "read" },
-    program: wordSet("-g")
+    program: wordSet("-g"),
+    wholeTrees: true,
+    treeDefault: true
   },
   ack: {
     access: "read",
     values: wordSet("-A -B -C -m -g --match --type-set --ignore-dir --ignore-file --output --pager"),
-    program: wordSet("-f -g --match")
+    program: wordSet("-f -g --match"),
+    wholeTrees: true,
+    treeDefault: true
   },
   ls: {
     access: "read",
@@ -537,7 +555,9 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
   du: {
     access: "read",
     values: wordSet("-d -B -t --max-depth --block-size --threshold --exclude --time-style"),
-    pathValues: { "-X": "read", "--exclude-from": "read", "--files0-from": "read" }
+    pathValues: { "-X": "read", "--exclude-from": "read", "--files0-from": "read" },
+    wholeTrees: true,
+    treeDefault: true
   },
   diff: {
     access: "read",
@@ -647,10 +667,13 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   let targetGiven = false
   const targets: Array<number> = []
   let inPlace = false
-  let recursive = false
   let options = true
+  let recursive = syntax.wholeTrees === true
   const takeValue = (option: string, value: Word | undefined) => {
     if (syntax.program?.has(option)) programGiven = true
+    if (syntax === GREP && (option === "-d" || option === "--directories") && value?.value === "recurse") {
+      recursive = true
+    }
     const access = syntax.pathValues?.[option]
     if (access === undefined || value === undefined) return
     if (option === "-t" || option === "--target-directory") {
@@ -706,7 +729,9 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
       if (syntax.program?.has(option)) programGiven = true
     }
   }
+  if (syntax.noOperands) return out
   const paths = syntax.program !== undefined && !programGiven ? operands.slice(1) : operands
+  if (recursive && syntax.treeDefault && paths.length === 0) paths.push({ value: ".", source: "." })
   const access: Access = inPlace ? "write" : syntax.access
   if (syntax.firstOnly) {
     if (paths[0] !== undefined) out.push([paths[0], access])
@@ -795,15 +820,22 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   let extract = false
   // Creating, appending, updating, concatenating or deleting writes the archive `-f` names.
   let writesArchive = false
+  // Creating, appending or updating reads its operands' whole trees into the archive.
+  let archivesSources = false
   const directories: Array<Word> = []
   const archives: Array<Word> = []
+  /** Each operand, and the `-C` directory before it, which it is relative to. */
+  const sources: Array<readonly [Word, Word | undefined]> = []
+  const lists: Array<Word> = []
   const option = (letter: string, value: () => Word | undefined) => {
     if (letter === "x") extract = true
     if (letter === "c" || letter === "r" || letter === "u" || letter === "A") writesArchive = true
+    if (letter === "c" || letter === "r" || letter === "u") archivesSources = true
     if (!TAR_VALUES.has(letter)) return false
     const word = value()
     if (letter === "C" && word !== undefined) directories.push(word)
     if (letter === "f" && word !== undefined) archives.push(word)
+    if (letter === "T" && word !== undefined) lists.push(word)
     return true
   }
   let i = 1
@@ -816,8 +848,14 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   for (; i < words.length; i++) {
     const word = words[i]!
     const text = word.value ?? word.source
-    if (text === "--") break
-    if (!text.startsWith("-") || text === "-") continue
+    if (text === "--") {
+      for (const source of words.slice(i + 1)) sources.push([source, directories.at(-1)])
+      break
+    }
+    if (!text.startsWith("-") || text === "-") {
+      sources.push([word, directories.at(-1)])
+      continue
+    }
     if (text.startsWith("--")) {
       const eq = text.indexOf("=")
       const name = eq === -1 ? text : text.slice(0, eq)
@@ -826,6 +864,14 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       if (["--create", "--append", "--update", "--catenate", "--concatenate", "--delete"].some((long) =>
         name.length >= 5 && long.startsWith(name)
       )) writesArchive = true
+      if (["--create", "--append", "--update"].some((long) => name.length >= 5 && long.startsWith(name))) {
+        archivesSources = true
+      }
+      if (name.length >= 7 && "--files-from".startsWith(name)) {
+        const list = eq === -1 ? words[++i] : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
+        if (list !== undefined) lists.push(list)
+        continue
+      }
       const takesDirectory = name.length >= 5 && "--directory".startsWith(name)
       const takesFile = name.length >= 4 && "--file".startsWith(name)
       if (takesDirectory || takesFile) {
@@ -843,9 +889,25 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   }
   const archiveWords = archives.map((archive): PathWord => [archive, writesArchive ? "write" : "read"])
   if (extract && directories.length === 0) return [[{ value: ".", source: "." }, "write", true], ...archiveWords]
+  // What goes into an archive: each source's whole tree, relative to the `-C` directory before it if any. Names
+  // from a `-T` list are unknown: a word with no value makes the line opaque.
+  const archived: Array<PathWord> = []
+  if (archivesSources) {
+    for (const [source, directory] of sources) {
+      const relative = source.value !== undefined && !path.posix.isAbsolute(source.value) && !source.value.startsWith("~")
+      const joined = directory?.value === undefined || !relative
+        ? source
+        : { value: `${directory.value}/${source.value}`, source: `${directory.source}/${source.source}` }
+      archived.push([joined, "read", true])
+    }
+    for (const list of lists) archived.push([list, "read"], [{ value: undefined, source: `-T ${list.source}` }, "read"])
+  }
   return [
-    ...directories.map((directory): PathWord => extract ? [directory, "write", true] : [directory, "read"]),
-    ...archiveWords
+    ...directories.map((directory): PathWord =>
+      extract ? [directory, "write", true] : [directory, "read"]
+    ),
+    ...archiveWords,
+    ...archived
   ]
 }
 
@@ -926,12 +988,15 @@ const pathOf = (word: Word, access: Access): PathArgument | string => {
   if (dir !== undefined && /^~[^/]/.test(dir)) return otherHome
   if (shape.expands) {
     if (dir === undefined) return `the path ${word.source} is built from a value the analysis cannot know`
-    return { path: dir, access }
+    // `./{secrets,x}/key` or `src/$X` may name anything under the static directory: all of it is taken.
+    return { path: dir, access, recursive: true }
   }
   const pattern = shape.prefix.slice(cut + 1) + shape.glob
   const segments = pattern.split("/")
   if (segments.slice(1).includes("..")) return `the path ${word.source} climbs out of a directory a pattern matches`
-  return segments.length === 1 ? { path: dir ?? ".", access, pattern } : { path: dir ?? ".", access }
+  // A pattern over several levels (`secret*/key.txt`) is expanded level by level by the rule subjects, as bash
+  // does; only its static directory would hide what it reaches (`cat */key.txt` read ./secrets/key.txt).
+  return { path: dir ?? ".", access, pattern }
 }
 
 /** Where the shell may be after `cd target` from any of `cwds`; undefined when the analysis cannot know. */
@@ -1068,6 +1133,10 @@ const addCommand = (
     markOpaque(collector, `${wrapper} bypasses aliases and functions`)
   }
   if (name === "alias") markOpaque(collector, "alias changes what later commands mean")
+  // Patterns are matched as bash does by default: these options make them match more (dotfiles, other cases).
+  if (name === "shopt" && values.some((w) => /^(dotglob|nocaseglob|extglob|globskipdots)$/.test(w))) {
+    markOpaque(collector, "shopt changes which files the line's patterns match")
+  }
   if (STRING_RUNNERS.has(name) && !(name === "trap" && values.length <= 2 && values[1]?.startsWith("-"))) {
     markOpaque(collector, `${name} runs a string as a command later`)
   }

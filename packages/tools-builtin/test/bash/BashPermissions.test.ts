@@ -348,6 +348,73 @@ describe("Bash under permission rules", () => {
         assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["secrets"])
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("a glob over several levels is expanded against the disk, as bash would, for the deny rules", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, "secrets"))
+        fs.writeFileSync(path.join(dir, "secrets", "key.txt"), "TOP\n")
+        fs.mkdirSync(path.join(dir, "src"))
+        fs.writeFileSync(path.join(dir, "src", "a.txt"), "a\n")
+        const denied = (command: string) => `Permission to use Bash with command ${command} has been denied.`
+        const read = ruled(dir, { deny: ["Read(./secrets/**)"] })
+        const reads = [
+          "cat secret*/key.txt",
+          "head */key.txt",
+          "cat [s]ecrets/key.txt",
+          "cat ./se?rets//key.txt",
+          "cat ./{secrets,src}/key.txt",
+          "cat **/key.txt",
+          "cat ./*/*"
+        ]
+        for (const command of reads) assert.strictEqual((yield* call("Bash", { command }, read)).text, denied(command), command)
+        // What the pattern matches holds no denied file: it runs.
+        assert.strictEqual((yield* call("Bash", { command: "cat s*c/a.txt" }, read)).text, "a")
+        const edit = ruled(dir, { allow: ["Bash(rm:*)"], deny: ["Edit(./secrets/**)"] })
+        for (const command of ["rm secret*/key.txt", "rm -f ./*/key.txt", "rm ./{secrets,x}/key.txt"]) {
+          assert.strictEqual((yield* call("Bash", { command }, edit)).text, denied(command), command)
+        }
+        assert.strictEqual(fs.readFileSync(path.join(dir, "secrets", "key.txt"), "utf8"), "TOP\n")
+        assert.strictEqual((yield* call("Bash", { command: "rm s?c/a.txt" }, edit)).text, "(Bash completed with no output)")
+        assert.isFalse(fs.existsSync(path.join(dir, "src", "a.txt")))
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("a command reading a whole tree (grep -r, rg, du, tar -c) meets the Read rules inside it", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        fs.mkdirSync(path.join(dir, "secrets"))
+        fs.writeFileSync(path.join(dir, "secrets", "key.txt"), "TOP\n")
+        fs.mkdirSync(path.join(dir, "src"))
+        fs.writeFileSync(path.join(dir, "src", "a.txt"), "TOP a\n")
+        const denied = (command: string) => `Permission to use Bash with command ${command} has been denied.`
+        const context = ruled(dir, { allow: ["Bash(tar:*)"], deny: ["Read(./secrets/**)"] })
+        const commands = [
+          "grep -r TOP secrets",
+          "grep -R TOP .",
+          "grep -r TOP",
+          "grep --directories=recurse TOP secrets",
+          "rg TOP secrets",
+          "rg TOP",
+          "rg --files",
+          "du -a secrets",
+          "tar -c secrets",
+          "tar -cf out.tar secrets",
+          "tar -C secrets -cf out.tar .",
+          "tar cf out.tar ."
+        ]
+        for (const command of commands) {
+          assert.strictEqual((yield* call("Bash", { command }, context)).text, denied(command), command)
+        }
+        assert.isFalse(fs.existsSync(path.join(dir, "out.tar")))
+        const asked = ruled(dir, { ask: ["Read(./secrets/key.txt)"] })
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "grep -r TOP ." }, asked)).text),
+          "The ask rule Read(./secrets/key.txt) (from test) requires approval for Bash with command grep -r TOP .."
+        )
+        // Trees without a denied file read as before.
+        assert.strictEqual((yield* call("Bash", { command: "grep -r TOP src" }, context)).text, "src/a.txt:TOP a")
+        assert.strictEqual((yield* call("Bash", { command: "tar -cf out.tar src && tar -tf out.tar" }, context)).text, "src/\nsrc/a.txt")
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("Bash(sed:*) does not cover a sed script that writes files or runs commands", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

@@ -230,10 +230,10 @@ describe("commandSemantics", () => {
     const cases: Record<string, Array<string>> = {
       "head -n 5 src/a.ts": ["read src/a.ts"],
       "tail -fn20 -- -log": ["read -log"],
-      "grep -rn -A 3 foo src lib": ["read src", "read lib"],
+      "grep -rn -A 3 foo src lib": ["read src tree", "read lib tree"],
       "grep -e foo -f pats.txt x": ["read pats.txt", "read x"],
-      "rg --glob '*.ts' -t ts TODO src": ["read src"],
-      "rg --files /etc": ["read /etc"],
+      "rg --glob '*.ts' -t ts TODO src": ["read src tree"],
+      "rg --files /etc": ["read /etc tree"],
       "jq -r --arg n v --slurpfile s data.json '.a' p.json": ["read data.json", "read p.json"],
       "jq -n --args '$ARGS' a b": [],
       "awk -F: '{print $1}' /etc/passwd": ["read /etc/passwd"],
@@ -265,10 +265,19 @@ describe("commandSemantics", () => {
       ],
       "tar -tf a.tar && tar tvf a.tar": ["read a.tar", "read a.tar"],
       // Creating, appending or updating writes the archive: `tar -cf .git/hooks/post-checkout x` is a write there.
-      "tar -czf a.tgz -C src .": ["read src", "write a.tgz"],
+      "tar -czf a.tgz -C src .": ["read src", "write a.tgz", "read src/. tree"],
       "tar -rf .git/hooks/x a && tar --create --file=o.tar b && tar cvf -  c": [
-        "write .git/hooks/x", "write o.tar"
+        "write .git/hooks/x", "read a tree", "write o.tar", "read b tree", "read c tree"
       ],
+      // What goes into an archive is read whole, relative to the -C directory before it.
+      "tar -cf out.tar secrets && tar -C a -czf o.tgz . -C /etc ssl && tar cf o.tar -- -x": [
+        "write out.tar", "read secrets tree", "read a", "read /etc", "write o.tgz", "read a/. tree",
+        "read /etc/ssl tree", "write o.tar", "read -x tree"
+      ],
+      "grep -r TOP && grep --direct=recurse x d && rg TOP && du -sh && ag x && ack y": [
+        "read . tree", "read d tree", "read . tree", "read . tree", "read . tree", "read . tree"
+      ],
+      "grep TOP f && du -a secrets": ["read f", "read secrets tree"],
       "mv a b": ["write a tree", "write b into a"],
       "mv -t dest a b": ["write dest into a,b", "write a tree", "write b tree"],
       "chmod -x run.sh": ["write run.sh"],
@@ -294,7 +303,7 @@ describe("commandSemantics", () => {
       "dd if=/dev/zero of=disk.img bs=1M": ["read /dev/zero", "write disk.img"],
       "sort -o out.txt in.txt": ["write out.txt", "read in.txt"],
       "cat ~/.bashrc ~ - /etc/*.conf src/*/x.ts '*.ts'": [
-        "read ~/.bashrc", "read ~", "read /etc *.conf", "read src", "read *.ts"
+        "read ~/.bashrc", "read ~", "read /etc *.conf", "read src */x.ts", "read *.ts"
       ],
       "cat .en* \"a b\"/c*": ["read . .en*", "read a b c*"],
       "cd sub && cat ../x": ["read sub", "read ../x"],
@@ -323,7 +332,8 @@ describe("commandSemantics", () => {
       "while true; do cat x; cd y; done":
         "cd y moves the shell where the analysis cannot follow in a loop, and cat x names a relative path",
       "ls | xargs cat": "xargs gives cat paths the analysis cannot see",
-      "CDPATH=/etc cd ssl": "the prefix CDPATH=… changes what the command runs"
+      "CDPATH=/etc cd ssl": "the prefix CDPATH=… changes what the command runs",
+      "shopt -s dotglob; cat *": "shopt changes which files the line's patterns match"
     }
     for (const [command, reason] of Object.entries(opaque)) {
       assert.strictEqual((await analyze(command)).opaque, reason, command)
