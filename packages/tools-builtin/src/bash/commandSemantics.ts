@@ -437,8 +437,8 @@ interface PathSyntax {
   readonly wholeTrees?: true
   /** Without a path operand, a command taking trees takes the working directory's (`grep -r x`, `rg x`, `du`). */
   readonly treeDefault?: true
-  /** The operands are not paths (`curl`'s URLs); only option values are. */
-  readonly noOperands?: true
+  /** Flags without a value the command's own rules read (`curl -O`), for their long forms' prefixes. */
+  readonly flags?: ReadonlySet<string>
 }
 
 const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(" "))
@@ -615,6 +615,42 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
   },
   tee: WRITES,
   truncate: { access: "write", values: wordSet("-s --size"), pathValues: { "-r": "read", "--reference": "read" } },
+  curl: {
+    access: "read",
+    values: wordSet(
+      "-A -b -d -e -F -H -m -r -u -U -w -x -X -y -Y -z -C -Q -t --data --data-raw --data-binary --data-urlencode " +
+        "--data-ascii --json --form --form-string --header --user-agent --user --request --referer --cookie " +
+        "--max-time --connect-timeout --retry --retry-delay --retry-max-time --range --proxy --proxy-user " +
+        "--write-out --url --time-cond --continue-at --quote --telnet-option --limit-rate --max-filesize " +
+        "--speed-limit --speed-time --resolve --connect-to --interface --dns-servers --oauth2-bearer --proto " +
+        "--proto-redir --max-redirs --expect100-timeout --happy-eyeballs-timeout-ms --local-port --keepalive-time"
+    ),
+    pathValues: {
+      "-o": "write", "--output": "write", "--output-dir": "write", "-D": "write", "--dump-header": "write",
+      "-c": "write", "--cookie-jar": "write", "--trace": "write", "--trace-ascii": "write", "--stderr": "write",
+      "--libcurl": "write", "--etag-save": "write", "--hsts": "write", "--alt-svc": "write", "-T": "read",
+      "--upload-file": "read", "--etag-compare": "read", "--netrc-file": "read", "-K": "read", "--config": "read"
+    },
+    flags: wordSet("-O -J --remote-name --remote-name-all --remote-header-name --create-dirs")
+  },
+  wget: {
+    access: "read",
+    values: wordSet(
+      "-t -T -w -U -l -A -R -D -I -X -Q -B -e --tries --timeout --wait --user-agent --header --level --accept " +
+        "--reject --domains --include-directories --exclude-directories --quota --base --execute --user --password " +
+        "--http-user --http-password --post-data --method --body-data --limit-rate --referer --dns-timeout " +
+        "--connect-timeout --read-timeout --waitretry --cut-dirs --default-page --restrict-file-names"
+    ),
+    pathValues: {
+      "-O": "write", "--output-document": "write", "-P": "write", "--directory-prefix": "write", "-o": "write",
+      "--output-file": "write", "-a": "write", "--append-output": "write", "--save-cookies": "write",
+      "--load-cookies": "read", "-i": "read", "--input-file": "read", "--post-file": "read", "--body-file": "read",
+      "--config": "read"
+    },
+    // Recursive retrievals write trees; -O - writes to stdout.
+    recursive: wordSet("-r -m -p -x --recursive --mirror --page-requisites --force-directories"),
+    flags: wordSet("--content-disposition --trust-server-names")
+  },
   sed: {
     access: "read",
     values: wordSet("-e -l --expression --line-length"),
@@ -640,7 +676,7 @@ const longOption = (name: string, syntax: PathSyntax, written: string): string =
   if (known === undefined) {
     const all = [
       ...(syntax.values ?? []), ...Object.keys(syntax.pathValues ?? {}), ...Object.keys(syntax.pairs ?? {}),
-      ...(syntax.program ?? []), ...(syntax.recursive ?? []), ...(syntax.writesAll ?? []),
+      ...(syntax.program ?? []), ...(syntax.recursive ?? []), ...(syntax.writesAll ?? []), ...(syntax.flags ?? []),
       ...(name === "sed" ? ["--in-place"] : [])
     ]
     known = [...new Set(all.filter((option) => option.startsWith("--")))]
@@ -659,6 +695,8 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   if (name === "find") return findPaths(words)
   if (name === "dd") return ddPaths(words)
   if (name === "tar") return tarPaths(words)
+  if (name === "git") return gitPaths(words)
+  if (name === "unzip") return unzipPaths(words)
   const syntax = PATH_SYNTAX.get(name)
   if (syntax === undefined) return []
   const out: Array<PathWord> = []
@@ -669,6 +707,9 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   let inPlace = false
   let options = true
   let recursive = syntax.wholeTrees === true
+  /** Every option given (long ones as the table knows them), and the path values with their options. */
+  const flags = new Set<string>()
+  const given: Array<readonly [option: string, value: Word, access: Access]> = []
   const takeValue = (option: string, value: Word | undefined) => {
     if (syntax.program?.has(option)) programGiven = true
     if (syntax === GREP && (option === "-d" || option === "--directories") && value?.value === "recurse") {
@@ -676,6 +717,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     }
     const access = syntax.pathValues?.[option]
     if (access === undefined || value === undefined) return
+    given.push([option, value, access])
     if (option === "-t" || option === "--target-directory") {
       targetGiven = true
       targets.push(out.length)
@@ -697,6 +739,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     if (text.startsWith("--")) {
       const eq = text.indexOf("=")
       const option = longOption(name, syntax, eq === -1 ? text : text.slice(0, eq))
+      flags.add(option)
       if (option === "--in-place" || syntax.writesAll?.has(option)) inPlace = true
       if (syntax.recursive?.has(option)) recursive = true
       if (syntax.pairs !== undefined && option in syntax.pairs) {
@@ -715,6 +758,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     // A cluster of short options: the first that takes a value takes the rest of the word, or the next word.
     for (let j = 1; j < text.length; j++) {
       const option = `-${text[j]}`
+      flags.add(option)
       if (name === "sed" && option === "-i") {
         inPlace = true
         break
@@ -729,7 +773,8 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
       if (syntax.program?.has(option)) programGiven = true
     }
   }
-  if (syntax.noOperands) return out
+  if (name === "curl") return curlPaths(given, flags, operands)
+  if (name === "wget") return wgetPaths(given, flags, operands)
   const paths = syntax.program !== undefined && !programGiven ? operands.slice(1) : operands
   if (recursive && syntax.treeDefault && paths.length === 0) paths.push({ value: ".", source: "." })
   const access: Access = inPlace ? "write" : syntax.access
@@ -765,6 +810,156 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
     const destination = moves && last
     out.push(destination ? [word, "write", whole || unknownName, into] : [word, written ? "write" : access, whole])
   })
+  return out
+}
+
+type GivenPath = readonly [option: string, value: Word, access: Access]
+
+/** The file a URL names when a downloader saves it under its own name: its last segment, query dropped. */
+const urlNames = (urls: ReadonlyArray<Word>): ReadonlyArray<string> | undefined => {
+  const names: Array<string> = []
+  for (const url of urls) {
+    if (url.value === undefined || /[*?[{]/.test(url.value)) return undefined
+    const withQuery = url.value.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").replace(/#.*/, "")
+    const plain = withQuery.replace(/\?.*/, "")
+    for (const candidate of [plain, withQuery]) {
+      const last = candidate.slice(candidate.lastIndexOf("/") + 1)
+      let decoded = last
+      try {
+        decoded = decodeURIComponent(last)
+      } catch {
+        // Not valid percent-encoding: the downloader keeps it as written.
+      }
+      for (const name of [last, decoded]) if (name !== "" && !names.includes(name)) names.push(name)
+    }
+  }
+  return names
+}
+
+/** `relative` under `directory` when there is one and `relative` is relative. */
+const under = (directory: Word | undefined, relative: Word): Word =>
+  directory?.value === undefined || relative.value === undefined || relative.value.startsWith("/") ||
+    relative.value.startsWith("~")
+    ? relative
+    : { value: `${directory.value}/${relative.value}`, source: `${directory.source}/${relative.source}` }
+
+/**
+ * What curl writes: `-o` files (under `--output-dir`), `-O`'s files named after the URLs in the output
+ * directory or `.` (the whole directory when the names are unknown: `-J` takes the server's), and the files
+ * of the other options (`-D`, `-c`, `--trace`, …); `-T` is read. `-K` is read, its options made opaque later.
+ */
+const curlPaths = (
+  given: ReadonlyArray<GivenPath>,
+  flags: ReadonlySet<string>,
+  urls: ReadonlyArray<Word>
+): Array<PathWord> => {
+  const directory = given.findLast(([option]) => option === "--output-dir")?.[1]
+  const out: Array<PathWord> = []
+  for (const [option, value, access] of given) {
+    if (option === "--output-dir") continue
+    out.push([option === "-o" || option === "--output" ? under(directory, value) : value, access])
+  }
+  const remote = ["-O", "--remote-name", "--remote-name-all"].some((flag) => flags.has(flag))
+  if (remote || directory !== undefined) {
+    const names = flags.has("-J") || flags.has("--remote-header-name") ? undefined : urlNames(urls)
+    const target = directory ?? { value: ".", source: "." }
+    const into = names !== undefined && names.length > 0 ? names : undefined
+    out.push(remote ? [target, "write", names === undefined, into] : [target, "write"])
+  }
+  return out
+}
+
+/**
+ * What wget writes: the `-O` file, else each URL's file (named after it) in the `-P` directory or `.`, that
+ * directory whole when the names are unknown or the retrieval is recursive; its log and cookie files.
+ */
+const wgetPaths = (
+  given: ReadonlyArray<GivenPath>,
+  flags: ReadonlySet<string>,
+  urls: ReadonlyArray<Word>
+): Array<PathWord> => {
+  const directory = given.findLast(([option]) => option === "-P" || option === "--directory-prefix")?.[1]
+  const out: Array<PathWord> = []
+  for (const [option, value, access] of given) {
+    if (option !== "-P" && option !== "--directory-prefix") out.push([value, access])
+  }
+  if (given.some(([option]) => option === "-O" || option === "--output-document")) return out
+  const syntax = PATH_SYNTAX.get("wget")!
+  const tree = [...flags].some((flag) => syntax.recursive?.has(flag) || syntax.flags?.has(flag)) ||
+    given.some(([option]) => option === "-i" || option === "--input-file")
+  const names = tree ? undefined : urlNames(urls)
+  const into = names !== undefined && names.length > 0 ? names : undefined
+  out.push([directory ?? { value: ".", source: "." }, "write", names === undefined, into])
+  return out
+}
+
+/** git's options before the sub-command that take the next word. */
+const GIT_GLOBAL_VALUES = new Set(["--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"])
+
+/** Commands whose path arguments `pathWords` reads with their own syntax rather than a `PathSyntax`. */
+const OWN_SYNTAX = new Set(["find", "dd", "tar", "git", "unzip"])
+
+/**
+ * The files git writes for output options: `--output` of diff, log, show, format-patch or archive (a prefix
+ * too: git takes unambiguous ones), `-o` of archive and format-patch, format-patch's `--output-directory`;
+ * relative to `-C`'s directory when one is given.
+ */
+const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+  let directory: Word | undefined
+  let i = 1
+  for (; i < words.length; i++) {
+    const text = words[i]!.value ?? words[i]!.source
+    if (text === "-C" && words[i + 1] !== undefined) {
+      directory = directory === undefined ? words[++i] : under(directory, words[++i]!)
+    } else if (GIT_GLOBAL_VALUES.has(text)) i++
+    else if (!text.startsWith("-")) break
+  }
+  const sub = words[i]?.value
+  const out: Array<PathWord> = []
+  for (i++; i < words.length; i++) {
+    const word = words[i]!
+    const text = word.value ?? word.source
+    if (text === "--") break
+    const eq = text.indexOf("=")
+    const option = eq === -1 ? text : text.slice(0, eq)
+    const output = /^--o(u(t(p(u(t)?)?)?)?)?$/.test(option) || /^--output-d/.test(option) ||
+      (option === "-o" && (sub === "archive" || sub === "format-patch"))
+    if (!output) continue
+    const value = eq === -1 ? words[++i] : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
+    if (value !== undefined) out.push([under(directory, value), "write"])
+  }
+  return out
+}
+
+/** unzip's listing, testing and printing modes: nothing is extracted to disk. */
+const UNZIP_NO_EXTRACT = "ltvzZpc"
+
+/**
+ * unzip reads its archive and, extracting, writes the `-d` directory (or `.`) whole: the archive may hold
+ * anything, `.git/hooks/…` too. Operands after the archive are member names, not paths.
+ */
+const unzipPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+  let archive: Word | undefined
+  let directory: Word | undefined
+  let extracts = true
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!
+    const text = word.value ?? word.source
+    if (!text.startsWith("-") || text === "-") {
+      archive ??= word
+      continue
+    }
+    for (let j = 1; j < text.length; j++) {
+      if (UNZIP_NO_EXTRACT.includes(text[j]!)) extracts = false
+      if (text[j] !== "d" && text[j] !== "P") continue
+      const rest = text.slice(j + 1)
+      const value = rest === "" ? words[++i] : { value: word.value === undefined ? undefined : rest, source: rest }
+      if (text[j] === "d") directory = value
+      break
+    }
+  }
+  const out: Array<PathWord> = archive === undefined ? [] : [[archive, "read"]]
+  if (extracts) out.push([directory ?? { value: ".", source: "." }, "write", true])
   return out
 }
 
@@ -1133,6 +1328,10 @@ const addCommand = (
     markOpaque(collector, `${wrapper} bypasses aliases and functions`)
   }
   if (name === "alias") markOpaque(collector, "alias changes what later commands mean")
+  if (name === "awk" || name === "gawk" || name === "mawk" || name === "nawk") {
+    const risk = awkRisk(stripped.words)
+    if (risk !== undefined) markOpaque(collector, risk)
+  }
   // Patterns are matched as bash does by default: these options make them match more (dotfiles, other cases).
   if (name === "shopt" && values.some((w) => /^(dotglob|nocaseglob|extglob|globskipdots)$/.test(w))) {
     markOpaque(collector, "shopt changes which files the line's patterns match")
@@ -1330,6 +1529,127 @@ const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
     : undefined
 }
 
+/**
+ * Whether an awk program may touch what its path arguments do not show: `system()`, a pipe to or from a command
+ * (`print | "sh"`, `"cmd" | getline`), output redirected to a file (`print > "f"`, `printf >> f`), `getline <
+ * file`, or gawk's `@include`/`@load`. A scan, not a parser: strings and regular expressions are skipped, a `>`
+ * counts as a redirection when it follows `print` or `printf` in the same statement outside parentheses, and
+ * whatever it cannot follow counts as touching.
+ */
+export const awkProgramEscapes = (program: string): boolean => {
+  const n = program.length
+  let i = 0
+  let depth = 0
+  /** The parenthesis depth of the `print`/`printf`/`getline` of the current statement, if any. */
+  let printAt: number | undefined
+  let getlineAt: number | undefined
+  let last = ""
+  while (i < n) {
+    const c = program[i]!
+    if (c === "\"") {
+      for (i++; i < n && program[i] !== "\""; i++) if (program[i] === "\\") i++
+      if (i >= n) return true
+      i++
+      last = "\""
+      continue
+    }
+    if (c === "#") {
+      while (i < n && program[i] !== "\n") i++
+      continue
+    }
+    // A `/` where an operand is expected starts a regular expression; elsewhere it divides.
+    if (c === "/" && (last === "" || "(,{};!~&|=?:<>+-*%^\n".includes(last))) {
+      for (i++; i < n && program[i] !== "/"; i++) {
+        if (program[i] === "\\") i++
+        else if (program[i] === "[") {
+          for (i++; i < n && program[i] !== "]"; i++) if (program[i] === "\\") i++
+        }
+      }
+      if (i >= n) return true
+      i++
+      last = "/"
+      continue
+    }
+    if (/[A-Za-z_]/.test(c)) {
+      const start = i
+      while (i < n && /\w/.test(program[i]!)) i++
+      const word = program.slice(start, i)
+      if (word === "system") return true
+      if (word === "print" || word === "printf") printAt = depth
+      if (word === "getline") getlineAt = depth
+      last = "a"
+      continue
+    }
+    if (c === "@") return true
+    if (c === "|") {
+      if (program[i + 1] !== "|") return true
+      i += 2
+      last = "|"
+      continue
+    }
+    if (c === ">" && printAt === depth) return true
+    if (c === "<" && getlineAt === depth) return true
+    if (c === "(") depth++
+    if (c === ")") depth--
+    if (c === ";" || c === "{" || c === "}" || c === "\n") {
+      printAt = undefined
+      getlineAt = undefined
+    }
+    if (!/\s/.test(c) || c === "\n") last = c
+    i++
+  }
+  return false
+}
+
+/**
+ * Why an awk command may do more than its path arguments show, if it may: a program file (`-f`, `-E`), gawk's
+ * libraries and in-place editing (`-i inplace`, `-l`), a program built from a value, or one `awkProgramEscapes`
+ * flags. gawk takes long options by any unambiguous prefix (`--fil`, `--so`).
+ */
+const awkRisk = (words: ReadonlyArray<Word>): string | undefined => {
+  const programs: Array<Word> = []
+  let operand: Word | undefined
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!
+    const text = word.value ?? word.source
+    if (text === "--") {
+      operand ??= words[i + 1]
+      break
+    }
+    if (!text.startsWith("-") || text === "-") {
+      operand ??= word
+      if (operand === word) break
+      continue
+    }
+    if (text.startsWith("--")) {
+      const eq = text.indexOf("=")
+      const option = eq === -1 ? text : text.slice(0, eq)
+      if (/^--(fi|e|in|lo)/.test(option)) return "awk runs a program file or library the analysis cannot see into"
+      if (/^--so/.test(option)) {
+        programs.push(eq === -1 ? words[++i] ?? word : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) })
+      } else if (/^--(fie|as)/.test(option) && eq === -1) i++
+      continue
+    }
+    for (let j = 1; j < text.length; j++) {
+      const option = text[j]!
+      if ("fEil".includes(option)) return "awk runs a program file or library the analysis cannot see into"
+      if (option !== "F" && option !== "v" && option !== "e") continue
+      const rest = text.slice(j + 1)
+      const value = rest === "" ? words[++i] : { value: word.value === undefined ? undefined : rest, source: rest }
+      if (option === "e" && value !== undefined) programs.push(value)
+      break
+    }
+  }
+  if (programs.length === 0 && operand !== undefined) programs.push(operand)
+  if (programs.some((program) => program.value === undefined)) {
+    return "awk's program is built from a value the analysis cannot know"
+  }
+  return programs.some((program) => awkProgramEscapes(program.value!))
+    ? "awk's program may write files or run commands (a redirection, a pipe, system(), getline <), which the " +
+      "analysis does not follow"
+    : undefined
+}
+
 /** The paths a command's arguments name; records where a `cd` takes the shell, and marks what cannot be checked. */
 /** Commands whose write arguments are files they put content into (not ones they remove, move or change). */
 const CONTENT_WRITERS = new Set(["tee", "dd", "sort", "cp"])
@@ -1345,7 +1665,19 @@ const isHarmlessArgument = (name: string, argument: PathArgument): boolean =>
 
 const pathArguments = (name: string, stripped: Stripped, collector: Collector): ReadonlyArray<PathArgument> => {
   const isCd = name === "cd" || name === "pushd"
-  if (!isCd && !PATH_SYNTAX.has(name) && name !== "find" && name !== "dd" && name !== "tar") return []
+  if (!isCd && !PATH_SYNTAX.has(name) && !OWN_SYNTAX.has(name)) return []
+  if (name === "unzip" && stripped.words.some((word) => /^-[^-]*:/.test(word.value ?? word.source))) {
+    markOpaque(collector, "unzip -: extracts paths that climb out of the directory")
+  }
+  if (name === "curl" && stripped.words.some((word) => /^(-[a-zA-Z0-9]*K|--con(f|$))/.test(word.value ?? word.source))) {
+    markOpaque(collector, "curl -K reads options (output files among them) from a file the analysis cannot see")
+  }
+  if (name === "wget" && stripped.words.some((word) => /^(-[a-zA-Z]*e|--exe|--conf)/.test(word.value ?? word.source))) {
+    markOpaque(collector, "wget -e and --config run settings (output files among them) the analysis cannot see")
+  }
+  if (name === "rg" && stripped.words.some((word) => /^--pre($|=)/.test(word.value ?? word.source))) {
+    markOpaque(collector, "rg --pre runs another program on every file it searches")
+  }
   if (name === "tar" && tarRunsPrograms(stripped.words)) markOpaque(collector, "tar runs another program")
   if (name === "install" && stripped.words.some((word) => (word.value ?? word.source).startsWith("--strip-"))) {
     markOpaque(collector, "install --strip-program runs another program")

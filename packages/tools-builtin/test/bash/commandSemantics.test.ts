@@ -278,6 +278,23 @@ describe("commandSemantics", () => {
         "read . tree", "read d tree", "read . tree", "read . tree", "read . tree", "read . tree"
       ],
       "grep TOP f && du -a secrets": ["read f", "read secrets tree"],
+      // Downloads and output options write files: a name the analysis cannot know writes the directory whole.
+      "curl -sSLo out.html https://h/y && curl -O https://h/a/.bashrc && curl --output-dir d -o f -O https://h/p": [
+        "write out.html", "write . into .bashrc", "write d/f", "write d into p"
+      ],
+      "curl -OJ https://h/x && curl -D h.txt -c jar -T up.bin https://h": [
+        "write . tree", "write h.txt", "write jar", "read up.bin"
+      ],
+      "wget -O f https://h/x && wget https://h/a/b.tgz && wget -P dl https://h/ && wget -r https://h && wget -qO- h": [
+        "write f", "write . into b.tgz", "write dl", "write . tree"
+      ],
+      "git diff --output=../x.patch && git -C sub log --output out && git format-patch -o p HEAD~1 && git archive -o a.zip HEAD": [
+        "write ../x.patch", "write sub/out", "write p", "write a.zip"
+      ],
+      "unzip a.zip && unzip -o a.zip -d out && unzip -l a.zip && unzip -qdout2 a.zip && unzip -p a.zip f": [
+        "read a.zip", "write . tree", "read a.zip", "write out tree", "read a.zip", "read a.zip", "write out2 tree",
+        "read a.zip"
+      ],
       "mv a b": ["write a tree", "write b into a"],
       "mv -t dest a b": ["write dest into a,b", "write a tree", "write b tree"],
       "chmod -x run.sh": ["write run.sh"],
@@ -319,6 +336,9 @@ describe("commandSemantics", () => {
     ])
   })
 
+  const AWK_ESCAPES = "awk's program may write files or run commands (a redirection, a pipe, system(), getline <), " +
+    "which the analysis does not follow"
+
   it("a path argument the analysis cannot pin down makes the line opaque, only for path-taking commands", async () => {
     const opaque: Record<string, string> = {
       "cat $HOME/.ssh/id_rsa": "the path $HOME/.ssh/id_rsa is built from a value the analysis cannot know",
@@ -333,12 +353,28 @@ describe("commandSemantics", () => {
         "cd y moves the shell where the analysis cannot follow in a loop, and cat x names a relative path",
       "ls | xargs cat": "xargs gives cat paths the analysis cannot see",
       "CDPATH=/etc cd ssl": "the prefix CDPATH=… changes what the command runs",
-      "shopt -s dotglob; cat *": "shopt changes which files the line's patterns match"
+      "shopt -s dotglob; cat *": "shopt changes which files the line's patterns match",
+      "awk '{ print > \"out\" }' f": AWK_ESCAPES,
+      "awk '{ print $1 >> $2 }' f": AWK_ESCAPES,
+      "awk '{ print | \"sh\" }' f": AWK_ESCAPES,
+      "gawk 'BEGIN { system(\"rm x\") }'": AWK_ESCAPES,
+      "awk 'BEGIN { while ((getline l < \"/etc/shadow\") > 0) n++ }'": AWK_ESCAPES,
+      "gawk -i inplace '{}' f": "awk runs a program file or library the analysis cannot see into",
+      "awk \"$P\" f": "awk's program is built from a value the analysis cannot know",
+      "rg --pre=./x TOP": "rg --pre runs another program on every file it searches",
+      "curl -sK cfg https://h": "curl -K reads options (output files among them) from a file the analysis cannot see",
+      "wget -e robots=off https://h": "wget -e and --config run settings (output files among them) the analysis cannot see",
+      "unzip -: a.zip": "unzip -: extracts paths that climb out of the directory"
     }
     for (const [command, reason] of Object.entries(opaque)) {
       assert.strictEqual((await analyze(command)).opaque, reason, command)
     }
-    for (const command of ["echo $HOME", "printf '%s' \"$PWD\"", "cat src/$X/y", "cd /etc && cat passwd", "cat *.ts"]) {
+    const notOpaque = [
+      "echo $HOME", "printf '%s' \"$PWD\"", "cat src/$X/y", "cd /etc && cat passwd", "cat *.ts",
+      "awk '$1 > 5 { print $2 }' f", "awk -F'|' -v OFS='|' '/a|b/ || /c/ { n++ } END { print n / 2 }' f",
+      "awk '{ printf(\"%d\\n\", $1 > 5) }' f", "shopt -s nullglob"
+    ]
+    for (const command of notOpaque) {
       assert.isUndefined((await analyze(command)).opaque, command)
     }
   })
