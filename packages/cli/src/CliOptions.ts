@@ -2,7 +2,8 @@
  * Options every command shares (`--cwd`, `--settings`, `--permission-mode`), declared once so each
  * command reads them the same way.
  */
-import { Options } from "@effect/cli"
+import { HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Effect } from "effect"
 import { Permission } from "@toolwright/core"
 
 export const cwd = Options.directory("cwd", { exists: "yes" }).pipe(
@@ -15,8 +16,20 @@ export const settings = Options.file("settings", { exists: "yes" }).pipe(
   Options.optional
 )
 
-export const permissionMode = Options.choice("permission-mode", Permission.PermissionMode.literals).pipe(
-  Options.withDescription("default | acceptEdits | plan | dontAsk | bypassPermissions"),
+const modes = Permission.PermissionMode.literals
+
+/** A mode; any other value is refused naming the option (the choice parser's text does not). */
+export const permissionMode = Options.text("permission-mode").pipe(
+  Options.withDescription(modes.join(" | ")),
+  Options.mapEffect((value) =>
+    (modes as ReadonlyArray<string>).includes(value)
+      ? Effect.succeed(value as Permission.PermissionMode)
+      : Effect.fail(
+        ValidationError.invalidValue(
+          HelpDoc.p(`--permission-mode ${JSON.stringify(value)} is not a permission mode: use one of ${modes.join(", ")}`)
+        )
+      )
+  ),
   Options.optional
 )
 

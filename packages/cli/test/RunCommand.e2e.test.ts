@@ -93,6 +93,12 @@ describe("toolwright run", () => {
       )
       assert.strictEqual(toolwright(["run"]).code, 2)
       assert.strictEqual(toolwright(["frobnicate"]).code, 2)
+      const badMode = toolwright(["run", "Read", "--cwd", dir, "--input", "{}", "--permission-mode", "yolo"])
+      assert.strictEqual(badMode.code, 2)
+      assert.include(
+        badMode.stderr,
+        `--permission-mode "yolo" is not a permission mode: use one of default, acceptEdits, plan, dontAsk, bypassPermissions`
+      )
     }))
 
   it("asks for a writing tool and, with nobody to answer, denies without hanging", () =>
