@@ -449,6 +449,22 @@ describe("PermissionPolicy.layer: bypass corpus", () => {
         yield* behavior(setup, "Bash", { command: "echo hi > /tmp/x", pieces: ["echo hi"], writes: ["/tmp/x"] }),
         "ask"
       )
+      // acceptEdits takes Bash's file commands as edits, as Claude Code does: inside the working directories only.
+      const files = { command: "mkdir d && touch d/x", pieces: ["mkdir d", "touch d/x"], writes: ["d", "d/x"] }
+      assert.strictEqual(yield* behavior({ mode: "acceptEdits" }, "Bash", files), "allow")
+      assert.strictEqual(yield* behavior({}, "Bash", files), "ask")
+      assert.strictEqual(yield* behavior({ mode: "acceptEdits", deny: ["Edit(./d/x)"] }, "Bash", files), "deny")
+      for (
+        const other of [
+          { command: "rm x && curl y", pieces: ["rm x", "curl y"], writes: ["x"] },
+          { command: "sudo rm x", pieces: ["sudo rm x", "rm x"], writes: ["x"] },
+          { command: "rm ../x", pieces: ["rm ../x"], writes: ["../x"] },
+          { command: "rm .git/config", pieces: ["rm .git/config"], writes: [".git/config"] },
+          { command: "rm $X", pieces: ["rm $X"], opaque: true }
+        ]
+      ) {
+        assert.strictEqual(yield* behavior({ mode: "acceptEdits" }, "Bash", other), "ask", other.command)
+      }
       const asked = yield* decide({}, "Bash", { command: "npm run test && rm x", pieces: ["npm run test -- --watch", "rm x"] })
       assert(asked.behavior === "ask")
       assert.deepStrictEqual(asked.suggestions, ["Bash(npm run test:*)", "Bash(rm x)"])

@@ -223,6 +223,9 @@ const specifierMatches = (rule: CompiledRule, subject: string): boolean => {
 
 const ruleText = (rule: CompiledRule) => `${rule.rule.raw} (from ${rule.entry.source})`
 
+/** The Bash commands acceptEdits allows inside the working directories, by their first word. */
+const ACCEPT_EDITS_COMMAND = /^(mkdir|touch|rm|rmdir|mv|cp|sed)(\s|$)/
+
 /** The text naming a call in messages: `Bash with command rm -rf build`, `Write on /p/x`, `WebFetch`. */
 const describeCall = (tool: Tool.Any, input: unknown, path?: string): string => {
   if (typeof input === "object" && input !== null && "command" in input && typeof input.command === "string") {
@@ -678,7 +681,10 @@ export const make = (options: Options) => {
     }
     const outside = paths.find((path) => !path.forms.every((form) => isInside(compiled.workingDirs, form)))
     if (subjects.opaque === undefined && outside === undefined && paths.length > 0) {
-      if (mode === "acceptEdits" && subjects.specifiers.length === 0) {
+      // Bash's file commands are edits too, as in Claude Code: `mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp`, `sed`.
+      const edits = subjects.specifiers.length === 0 ||
+        (tool.name === "Bash" && subjects.specifiers.every((specifier) => ACCEPT_EDITS_COMMAND.test(specifier)))
+      if (mode === "acceptEdits" && edits) {
         return { behavior: "allow", input, reason: "mode acceptEdits (inside the working directories)" }
       }
     }

@@ -258,6 +258,7 @@ describe("Bash under permission rules", () => {
             "files): writing it needs approval."
         )
         assert.isTrue(fs.existsSync(path.join(dir, ".git", "config")))
+        assert.strictEqual(question((yield* call("Bash", { command: "rm -rf ." }, context)).text), protectedWrite(path.join(dir, ".git")))
         fs.writeFileSync(path.join(dir, "keep.txt"), "k\n")
         assert.strictEqual(
           (yield* call("Bash", { command: "rm keep.txt" }, context)).text,
@@ -484,6 +485,38 @@ describe("Bash under permission rules", () => {
         assert.strictEqual(fetched.text, "(Bash completed with no output)")
         assert.strictEqual(fs.readFileSync(path.join(dir, "copy.txt"), "utf8"), "page\n")
         assert.strictEqual((yield* call("Bash", { command: "awk 'length($0) > 3 { print }' page.txt" }, context)).text, "page")
+      }).pipe(Effect.provide(runtimeLayer())))
+
+    it.scopedLive("acceptEdits runs mkdir, touch, rm, rmdir, mv, cp and sed inside the working directories", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const outside = yield* tempDir
+        fs.mkdirSync(path.join(dir, ".git"))
+        fs.writeFileSync(path.join(dir, "f"), "a\n")
+        const base = ruled(dir, { deny: ["Edit(./keep.txt)"] })
+        const context = ToolUseContext.make({
+          cwd: dir,
+          projectDir: path.join(dir, ".project"),
+          permissionContext: { ...base.permissionContext, mode: "acceptEdits" }
+        })
+        const command = "mkdir -p out && touch out/a && mv out/a out/b && cp out/b out/c && rm out/b && " +
+          "sed -i s/a/b/ f && rm out/c && rmdir out"
+        assert.strictEqual((yield* call("Bash", { command }, context)).text, "(Bash completed with no output)")
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), [".git", "f"])
+        assert.strictEqual(fs.readFileSync(path.join(dir, "f"), "utf8"), "b\n")
+        assert.strictEqual(question((yield* call("Bash", { command: "rm -rf ." }, context)).text), protectedWrite(path.join(dir, ".git")))
+        fs.writeFileSync(path.join(dir, "keep.txt"), "k\n")
+        assert.strictEqual(
+          (yield* call("Bash", { command: "rm keep.txt" }, context)).text,
+          "Permission to use Bash with command rm keep.txt has been denied."
+        )
+        yield* asksOutside(context, dir, [[`touch ${outside}/x`, path.join(outside, "x")]])
+        // Another command in the line still needs its rule.
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "touch g && chmod 600 g" }, context)).text),
+          "Bash with command touch g && chmod 600 g needs permission: no allow rule covers it."
+        )
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), [".git", "f", "keep.txt"])
       }).pipe(Effect.provide(runtimeLayer())))
 
     it.scopedLive("Bash(sed:*) does not cover a sed script that writes files or runs commands", () =>
