@@ -1481,11 +1481,21 @@ export const sedScriptEscapes = (script: string): boolean => {
   return false
 }
 
-/** Why a sed command may do more than its path arguments show, if it may: see `sedScriptEscapes`. */
-const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
-  const syntax = PATH_SYNTAX.get("sed")!
+/** What an option of a script-taking command (sed, awk) is: a script, a script file, another's value, a flag. */
+type ScriptOption = "script" | "file" | "value" | "flag"
+
+/**
+ * The scripts a sed or awk command's options give (`-e`), whether one names a script file (`-f`), and the first
+ * operand (the script when no option gives one). `long` tells what a long option is (as written, before any
+ * `=`), `short` what a letter of a short cluster is; "stop" ends a cluster without a value (`sed -i`).
+ */
+const scriptWords = (
+  words: ReadonlyArray<Word>,
+  long: (option: string) => ScriptOption,
+  short: (letter: string) => ScriptOption | "stop"
+): { readonly scripts: ReadonlyArray<Word>; readonly file: boolean; readonly operand: Word | undefined } => {
   const scripts: Array<Word> = []
-  let scriptFile = false
+  let file = false
   let operand: Word | undefined
   for (let i = 1; i < words.length; i++) {
     const word = words[i]!
@@ -1500,26 +1510,44 @@ const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
     }
     if (text.startsWith("--")) {
       const eq = text.indexOf("=")
-      const option = longOption("sed", syntax, eq === -1 ? text : text.slice(0, eq))
+      const kind = long(eq === -1 ? text : text.slice(0, eq))
       const value = eq === -1 ? undefined : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
-      if (option === "--expression") scripts.push(value ?? words[++i] ?? word)
-      else if (option === "--file") scriptFile = true
-      else if (option === "--line-length" && value === undefined) i++
+      if (kind === "script") scripts.push(value ?? words[++i] ?? word)
+      else if (kind === "file") file = true
+      else if (kind === "value" && value === undefined) i++
       continue
     }
     for (let j = 1; j < text.length; j++) {
-      const option = text[j]
-      if (option === "i") break
-      if (option !== "e" && option !== "f" && option !== "l") continue
+      const kind = short(text[j]!)
+      if (kind === "stop") break
+      if (kind === "flag") continue
       const rest = text.slice(j + 1)
       const value = rest === "" ? words[++i] : { value: word.value === undefined ? undefined : rest, source: rest }
-      if (option === "e" && value !== undefined) scripts.push(value)
-      if (option === "f") scriptFile = true
+      if (kind === "script" && value !== undefined) scripts.push(value)
+      if (kind === "file") file = true
       break
     }
   }
-  if (scriptFile) return "sed -f runs a script file the analysis cannot see into"
-  if (scripts.length === 0 && operand !== undefined) scripts.push(operand)
+  return { scripts, file, operand }
+}
+
+const SED_LONG: Readonly<Record<string, ScriptOption>> = {
+  "--expression": "script",
+  "--file": "file",
+  "--line-length": "value"
+}
+const SED_SHORT: Readonly<Record<string, ScriptOption | "stop">> = { i: "stop", e: "script", f: "file", l: "value" }
+
+/** Why a sed command may do more than its path arguments show, if it may: see `sedScriptEscapes`. */
+const sedRisk = (words: ReadonlyArray<Word>): string | undefined => {
+  const syntax = PATH_SYNTAX.get("sed")!
+  const { file, operand, scripts: given } = scriptWords(
+    words,
+    (option) => SED_LONG[longOption("sed", syntax, option)] ?? "flag",
+    (letter) => SED_SHORT[letter] ?? "flag"
+  )
+  if (file) return "sed -f runs a script file the analysis cannot see into"
+  const scripts = given.length === 0 && operand !== undefined ? [operand] : given
   if (scripts.some((script) => script.value === undefined)) {
     return "sed's script is built from a value the analysis cannot know"
   }
@@ -1607,40 +1635,17 @@ export const awkProgramEscapes = (program: string): boolean => {
  * flags. gawk takes long options by any unambiguous prefix (`--fil`, `--so`).
  */
 const awkRisk = (words: ReadonlyArray<Word>): string | undefined => {
-  const programs: Array<Word> = []
-  let operand: Word | undefined
-  for (let i = 1; i < words.length; i++) {
-    const word = words[i]!
-    const text = word.value ?? word.source
-    if (text === "--") {
-      operand ??= words[i + 1]
-      break
-    }
-    if (!text.startsWith("-") || text === "-") {
-      operand ??= word
-      if (operand === word) break
-      continue
-    }
-    if (text.startsWith("--")) {
-      const eq = text.indexOf("=")
-      const option = eq === -1 ? text : text.slice(0, eq)
-      if (/^--(fi|e|in|lo)/.test(option)) return "awk runs a program file or library the analysis cannot see into"
-      if (/^--so/.test(option)) {
-        programs.push(eq === -1 ? words[++i] ?? word : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) })
-      } else if (/^--(fie|as)/.test(option) && eq === -1) i++
-      continue
-    }
-    for (let j = 1; j < text.length; j++) {
-      const option = text[j]!
-      if ("fEil".includes(option)) return "awk runs a program file or library the analysis cannot see into"
-      if (option !== "F" && option !== "v" && option !== "e") continue
-      const rest = text.slice(j + 1)
-      const value = rest === "" ? words[++i] : { value: word.value === undefined ? undefined : rest, source: rest }
-      if (option === "e" && value !== undefined) programs.push(value)
-      break
-    }
-  }
-  if (programs.length === 0 && operand !== undefined) programs.push(operand)
+  const { file, operand, scripts } = scriptWords(
+    words,
+    (option) =>
+      /^--(fil|e|i|lo)/.test(option) ? "file" : /^--so/.test(option) ? "script" : /^--(fie|a)/.test(option)
+        ? "value"
+        : "flag",
+    (letter) => ("fEil".includes(letter) ? "file" : letter === "e" ? "script" : "Fv".includes(letter) ? "value" : "flag")
+  )
+  if (file) return "awk runs a program file or library the analysis cannot see into"
+  // After its program awk takes no options (`-e` there is a file name): the first operand is checked too.
+  const programs = operand === undefined ? scripts : [...scripts, operand]
   if (programs.some((program) => program.value === undefined)) {
     return "awk's program is built from a value the analysis cannot know"
   }
