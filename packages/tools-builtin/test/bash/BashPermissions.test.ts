@@ -349,14 +349,20 @@ describe("Bash under permission rules", () => {
         assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["secrets"])
       }).pipe(Effect.provide(runtimeLayer())))
 
-    it.scopedLive("a glob over several levels is expanded against the disk, as bash would, for the deny rules", () =>
-      Effect.gen(function*() {
-        const dir = yield* tempDir
+    /** A working directory holding secrets/key.txt ("TOP") and src/a.txt with the given text. */
+    const secretsAndSource = (source: string) =>
+      Effect.map(tempDir, (dir) => {
         fs.mkdirSync(path.join(dir, "secrets"))
         fs.writeFileSync(path.join(dir, "secrets", "key.txt"), "TOP\n")
         fs.mkdirSync(path.join(dir, "src"))
-        fs.writeFileSync(path.join(dir, "src", "a.txt"), "a\n")
-        const denied = (command: string) => `Permission to use Bash with command ${command} has been denied.`
+        fs.writeFileSync(path.join(dir, "src", "a.txt"), source)
+        return dir
+      })
+    const denied = (command: string) => `Permission to use Bash with command ${command} has been denied.`
+
+    it.scopedLive("a glob over several levels is expanded against the disk, as bash would, for the deny rules", () =>
+      Effect.gen(function*() {
+        const dir = yield* secretsAndSource("a\n")
         const read = ruled(dir, { deny: ["Read(./secrets/**)"] })
         const reads = [
           "cat secret*/key.txt",
@@ -381,12 +387,7 @@ describe("Bash under permission rules", () => {
 
     it.scopedLive("a command reading a whole tree (grep -r, rg, du, tar -c) meets the Read rules inside it", () =>
       Effect.gen(function*() {
-        const dir = yield* tempDir
-        fs.mkdirSync(path.join(dir, "secrets"))
-        fs.writeFileSync(path.join(dir, "secrets", "key.txt"), "TOP\n")
-        fs.mkdirSync(path.join(dir, "src"))
-        fs.writeFileSync(path.join(dir, "src", "a.txt"), "TOP a\n")
-        const denied = (command: string) => `Permission to use Bash with command ${command} has been denied.`
+        const dir = yield* secretsAndSource("TOP a\n")
         const context = ruled(dir, { allow: ["Bash(tar:*)"], deny: ["Read(./secrets/**)"] })
         const commands = [
           "grep -r TOP secrets",
