@@ -443,9 +443,10 @@ const guardedInside = (target: string, access: "read" | "write", guard: TreeGuar
  * redirection writes or reads, every path the commands' arguments name (marked as arguments, so a write
  * rides on the command's rule inside the working directories), and why the line is opaque. Paths are
  * resolved against `cwd` (a relative argument after a `cd` against each place the shell may be) with
- * symlinks followed; a glob adds the paths it matches, level by level (see `expandPattern`); a command that writes a whole
- * tree (`rm -r`, `chmod -R`, `mv dir`, `find … -delete`) adds the protected entries in it. With `guarded` (the
- * context's path-scoped Read/Edit deny and ask rules), a tree taken whole adds the entries in it they match.
+ * symlinks followed; a glob adds the paths it matches, level by level (see `expandPattern`); a command that
+ * writes a whole tree (`rm -r`, `chmod -R`, `mv dir`, `find … -delete`) adds the protected entries in it. With
+ * `guarded` (the context's path-scoped Read/Edit deny and ask rules), a tree taken whole adds the entries in it
+ * they match.
  */
 export const ruleSubjects = (
   command: string,

@@ -710,7 +710,10 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   /** Every option given (long ones as the table knows them), and the path values with their options. */
   const flags = new Set<string>()
   const given: Array<readonly [option: string, value: Word, access: Access]> = []
+  /** Every option value, for the commands whose values may name files (`curl -d @file`). */
+  const valued: Array<readonly [option: string, value: Word]> = []
   const takeValue = (option: string, value: Word | undefined) => {
+    if (value !== undefined) valued.push([option, value])
     if (syntax.program?.has(option)) programGiven = true
     if (syntax === GREP && (option === "-d" || option === "--directories") && value?.value === "recurse") {
       recursive = true
@@ -773,7 +776,7 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
       if (syntax.program?.has(option)) programGiven = true
     }
   }
-  if (name === "curl") return curlPaths(given, flags, operands)
+  if (name === "curl") return [...curlPaths(given, flags, operands), ...curlUploads(valued)]
   if (name === "wget") return wgetPaths(given, flags, operands)
   const paths = syntax.program !== undefined && !programGiven ? operands.slice(1) : operands
   if (recursive && syntax.treeDefault && paths.length === 0) paths.push({ value: ".", source: "." })
@@ -865,6 +868,30 @@ const curlPaths = (
     const target = directory ?? { value: ".", source: "." }
     const into = names !== undefined && names.length > 0 ? names : undefined
     out.push(remote ? [target, "write", names === undefined, into] : [target, "write"])
+  }
+  return out
+}
+
+/** curl's options whose value `@file` (or a form field's `name=@file`, `name=<file`) sends a file. */
+const CURL_DATA = wordSet("-d --data --data-binary --data-urlencode --data-ascii --json")
+const CURL_FORM = wordSet("-F --form")
+
+/** The files curl sends: `-d @secret`, `--data-urlencode name@file`, `-F 'f=@key;type=text/plain'`. */
+const curlUploads = (valued: ReadonlyArray<readonly [string, Word]>): Array<PathWord> => {
+  const out: Array<PathWord> = []
+  for (const [option, word] of valued) {
+    const text = word.value
+    if (text === undefined) {
+      // `-d "$BODY"` sends a value; `-d @"$F"` a file the analysis cannot know.
+      if ((CURL_DATA.has(option) || CURL_FORM.has(option)) && /[@<]/.test(word.source)) out.push([word, "read"])
+      continue
+    }
+    const file = CURL_DATA.has(option)
+      ? /^[^=@]*@(.+)$/.exec(text)?.[1]
+      : CURL_FORM.has(option)
+      ? /^[^=]*=[@<]([^;]+)/.exec(text)?.[1]
+      : undefined
+    if (file !== undefined) out.push([{ value: file, source: file }, "read"])
   }
   return out
 }
@@ -1089,11 +1116,7 @@ const tarPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   const archived: Array<PathWord> = []
   if (archivesSources) {
     for (const [source, directory] of sources) {
-      const relative = source.value !== undefined && !path.posix.isAbsolute(source.value) && !source.value.startsWith("~")
-      const joined = directory?.value === undefined || !relative
-        ? source
-        : { value: `${directory.value}/${source.value}`, source: `${directory.source}/${source.source}` }
-      archived.push([joined, "read", true])
+      archived.push([under(directory, source), "read", true])
     }
     for (const list of lists) archived.push([list, "read"], [{ value: undefined, source: `-T ${list.source}` }, "read"])
   }
@@ -1230,6 +1253,8 @@ interface Collector {
   /** The tree id of the command whose exit status is the line's (see `statusNode`), and that command. */
   readonly statusNodeId: number | undefined
   statusCommand: SimpleCommand | undefined
+  /** Words the grammar hangs on a redirection (`cat < f secret`), by the id of the command they belong to. */
+  readonly trailing: Map<number, ReadonlyArray<SyntaxNode>>
 }
 
 const markOpaque = (collector: Collector, reason: string) => {
@@ -1255,6 +1280,17 @@ const redirectOf = (node: SyntaxNode, collector: Collector): Redirect | undefine
   }
   if (target !== undefined && HARMLESS_TARGETS.has(target)) return undefined
   return { operator, target, access: WRITE_OPERATORS.has(operator) ? "write" : "read" }
+}
+
+/** The words the grammar hangs on a redirection that are arguments: destinations after the first, a heredoc's. */
+const trailingWords = (redirect: SyntaxNode): ReadonlyArray<SyntaxNode> => {
+  const type = redirect.type
+  const words = type === "file_redirect"
+    ? redirect.childrenForFieldName("destination").slice(1)
+    : type === "heredoc_redirect"
+    ? redirect.childrenForFieldName("argument")
+    : []
+  return words.filter((word): word is SyntaxNode => word !== null)
 }
 
 const simpleCommand = (
@@ -1283,7 +1319,9 @@ const simpleCommand = (
     } else if (type === "file_redirect") {
       const redirect = redirectOf(child, collector)
       if (redirect !== undefined) redirects = [...redirects, redirect]
+      for (const word of trailingWords(child)) words.push(wordOf(word))
     } else if (type === "herestring_redirect" || type === "heredoc_redirect") {
+      for (const word of trailingWords(child)) words.push(wordOf(word))
       continue
     } else {
       words.push(wordOf(child))
@@ -1641,7 +1679,8 @@ const awkRisk = (words: ReadonlyArray<Word>): string | undefined => {
       /^--(fil|e|i|lo)/.test(option) ? "file" : /^--so/.test(option) ? "script" : /^--(fie|a)/.test(option)
         ? "value"
         : "flag",
-    (letter) => ("fEil".includes(letter) ? "file" : letter === "e" ? "script" : "Fv".includes(letter) ? "value" : "flag")
+    (letter) =>
+      "fEil".includes(letter) ? "file" : letter === "e" ? "script" : "Fv".includes(letter) ? "value" : "flag"
   )
   if (file) return "awk runs a program file or library the analysis cannot see into"
   // After its program awk takes no options (`-e` there is a file name): the first operand is checked too.
@@ -1671,16 +1710,17 @@ const isHarmlessArgument = (name: string, argument: PathArgument): boolean =>
 const pathArguments = (name: string, stripped: Stripped, collector: Collector): ReadonlyArray<PathArgument> => {
   const isCd = name === "cd" || name === "pushd"
   if (!isCd && !PATH_SYNTAX.has(name) && !OWN_SYNTAX.has(name)) return []
-  if (name === "unzip" && stripped.words.some((word) => /^-[^-]*:/.test(word.value ?? word.source))) {
+  const given = (pattern: RegExp) => stripped.words.some((word) => pattern.test(word.value ?? word.source))
+  if (name === "unzip" && given(/^-[^-]*:/)) {
     markOpaque(collector, "unzip -: extracts paths that climb out of the directory")
   }
-  if (name === "curl" && stripped.words.some((word) => /^(-[a-zA-Z0-9]*K|--con(f|$))/.test(word.value ?? word.source))) {
+  if (name === "curl" && given(/^(-[a-zA-Z0-9]*K|--con(f|$))/)) {
     markOpaque(collector, "curl -K reads options (output files among them) from a file the analysis cannot see")
   }
-  if (name === "wget" && stripped.words.some((word) => /^(-[a-zA-Z]*e|--exe|--conf)/.test(word.value ?? word.source))) {
+  if (name === "wget" && given(/^(-[a-zA-Z]*e|--exe|--conf)/)) {
     markOpaque(collector, "wget -e and --config run settings (output files among them) the analysis cannot see")
   }
-  if (name === "rg" && stripped.words.some((word) => /^--pre($|=)/.test(word.value ?? word.source))) {
+  if (name === "rg" && given(/^--pre($|=)/)) {
     markOpaque(collector, "rg --pre runs another program on every file it searches")
   }
   if (name === "tar" && tarRunsPrograms(stripped.words)) markOpaque(collector, "tar runs another program")
@@ -1774,8 +1814,10 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
     case "command": {
       // namedChildren builds its array from the wasm tree on every read: read once.
       const children = node.namedChildren
+      const extra = collector.trailing.get(node.id)
       const before = collector.commands.length
-      simpleCommand(children, redirects, collector)
+      // The trailing words' substitutions were walked with their redirection.
+      simpleCommand(extra === undefined ? children : [...children, ...extra], redirects, collector)
       if (node.id === collector.statusNodeId && collector.commands.length > before) {
         collector.statusCommand = collector.commands[collector.commands.length - 1]
       }
@@ -1784,14 +1826,28 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
     }
     case "redirected_statement": {
       const own: Array<Redirect> = []
+      const extra: Array<SyntaxNode> = []
       for (const child of node.childrenForFieldName("redirect")) {
         if (child === null) continue
         const redirect = redirectOf(child, collector)
         if (redirect !== undefined) own.push(redirect)
+        extra.push(...trailingWords(child))
         walkInner(child, collector)
       }
       const body = node.childForFieldName("body")
       if (body === null) return
+      // `cat < /dev/null secrets/key` and `rm 2>/dev/null -rf x`: the grammar hangs the words after a
+      // redirection on it, but they are the command's arguments (of the last command of a pipeline or list).
+      if (extra.length > 0) {
+        let last: SyntaxNode | null | undefined = body
+        while (last !== null && last !== undefined && lastCommandsOf(last) === "last") {
+          last = last.namedChildren.at(-1)
+        }
+        if (last?.type === "command") collector.trailing.set(last.id, extra)
+        else {
+          markOpaque(collector, `the words after a redirection in ${node.text} belong to no command the analysis sees`)
+        }
+      }
       if (lastCommandsOf(body) === "last") {
         const parts = body.namedChildren.filter((c): c is SyntaxNode => c !== null)
         parts.forEach((part, index) =>
@@ -1962,7 +2018,8 @@ const analyzeUncached = (command: string): Analysis => {
       setsVariables: false,
       expandedPath: undefined,
       statusNodeId: root.hasError ? undefined : statusNode(root)?.id,
-      statusCommand: undefined
+      statusCommand: undefined,
+      trailing: new Map()
     }
     if (root.hasError) markOpaque(collector, "the command could not be parsed (unbalanced quotes or syntax error)")
     walk(root, [], collector)

@@ -278,12 +278,21 @@ describe("commandSemantics", () => {
         "read . tree", "read d tree", "read . tree", "read . tree", "read . tree", "read . tree"
       ],
       "grep TOP f && du -a secrets": ["read f", "read secrets tree"],
+      // The grammar hangs the words after a redirection on it: they are still the command's arguments.
+      "cat < /dev/null secrets/key && rm 2>/dev/null -rf d && cat <a x >b y && a | cat < c z": [
+        "read secrets/key", "write d tree", "read x", "read y", "read z"
+      ],
+      "cat <<EOF secrets/key\nx\nEOF": ["read secrets/key"],
       // Downloads and output options write files: a name the analysis cannot know writes the directory whole.
       "curl -sSLo out.html https://h/y && curl -O https://h/a/.bashrc && curl --output-dir d -o f -O https://h/p": [
         "write out.html", "write . into .bashrc", "write d/f", "write d into p"
       ],
       "curl -OJ https://h/x && curl -D h.txt -c jar -T up.bin https://h": [
         "write . tree", "write h.txt", "write jar", "read up.bin"
+      ],
+      // What curl sends from files is read: `-d @file`, a form field's `=@file` or `=<file`.
+      "curl -d @body.json -F 'f=@key.pem;type=text/plain' -F 'n=<note.txt' --data-urlencode q@query.txt -d a@b -d x=y https://h": [
+        "read body.json", "read key.pem", "read note.txt", "read query.txt", "read b"
       ],
       "wget -O f https://h/x && wget https://h/a/b.tgz && wget -P dl https://h/ && wget -r https://h && wget -qO- h": [
         "write f", "write . into b.tgz", "write dl", "write . tree"
@@ -354,6 +363,7 @@ describe("commandSemantics", () => {
       "ls | xargs cat": "xargs gives cat paths the analysis cannot see",
       "CDPATH=/etc cd ssl": "the prefix CDPATH=… changes what the command runs",
       "shopt -s dotglob; cat *": "shopt changes which files the line's patterns match",
+      "{ cat; } < a b": "the words after a redirection in { cat; } < a b belong to no command the analysis sees",
       "awk '{ print > \"out\" }' f": AWK_ESCAPES,
       "awk '{ print $1 >> $2 }' f": AWK_ESCAPES,
       "awk '{ print | \"sh\" }' f": AWK_ESCAPES,
