@@ -437,6 +437,8 @@ interface PathSyntax {
   readonly wholeTrees?: true
   /** Without a path operand, a command taking trees takes the working directory's (`grep -r x`, `rg x`, `du`). */
   readonly treeDefault?: true
+  /** Without a path operand, a piped input is searched instead of the working directory (`git log | rg x`). */
+  readonly searchesPipe?: true
   /** Flags without a value the command's own rules read (`curl -O`), for their long forms' prefixes. */
   readonly flags?: ReadonlySet<string>
 }
@@ -523,7 +525,8 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
     // `rg --files dir` lists files: no pattern comes first.
     program: wordSet("-e -f --regexp --file --files --type-list"),
     wholeTrees: true,
-    treeDefault: true
+    treeDefault: true,
+    searchesPipe: true
   },
   ag: {
     access: "read",
@@ -531,14 +534,16 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
     pathValues: { "-p": "read", "--path-to-ignore": "read" },
     program: wordSet("-g"),
     wholeTrees: true,
-    treeDefault: true
+    treeDefault: true,
+    searchesPipe: true
   },
   ack: {
     access: "read",
     values: wordSet("-A -B -C -m -g --match --type-set --ignore-dir --ignore-file --output --pager"),
     program: wordSet("-f -g --match"),
     wholeTrees: true,
-    treeDefault: true
+    treeDefault: true,
+    searchesPipe: true
   },
   ls: {
     access: "read",
@@ -691,7 +696,7 @@ const longOption = (name: string, syntax: PathSyntax, written: string): string =
 type PathWord = readonly [Word, Access, recursive?: boolean, into?: ReadonlyArray<string> | undefined]
 
 /** The words of a command that are paths, with what it does to each; `find` and `dd` have their own syntax. */
-const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> => {
+const pathWords = (name: string, words: ReadonlyArray<Word>, piped: boolean): Array<PathWord> => {
   if (name === "find") return findPaths(words)
   if (name === "dd") return ddPaths(words)
   if (name === "tar") return tarPaths(words)
@@ -779,7 +784,9 @@ const pathWords = (name: string, words: ReadonlyArray<Word>): Array<PathWord> =>
   if (name === "curl") return [...curlPaths(given, flags, operands), ...curlUploads(valued)]
   if (name === "wget") return wgetPaths(given, flags, operands)
   const paths = syntax.program !== undefined && !programGiven ? operands.slice(1) : operands
-  if (recursive && syntax.treeDefault && paths.length === 0) paths.push({ value: ".", source: "." })
+  if (recursive && syntax.treeDefault && paths.length === 0 && !(piped && syntax.searchesPipe)) {
+    paths.push({ value: ".", source: "." })
+  }
   const access: Access = inPlace ? "write" : syntax.access
   if (syntax.firstOnly) {
     if (paths[0] !== undefined) out.push([paths[0], access])
@@ -1253,6 +1260,8 @@ interface Collector {
   /** The tree id of the command whose exit status is the line's (see `statusNode`), and that command. */
   readonly statusNodeId: number | undefined
   statusCommand: SimpleCommand | undefined
+  /** Inside a pipeline after its first command: stdin is a pipe (searched by `rg` without a path). */
+  piped: number
   /** Words the grammar hangs on a redirection (`cat < f secret`), by the id of the command they belong to. */
   readonly trailing: Map<number, ReadonlyArray<SyntaxNode>>
 }
@@ -1734,7 +1743,7 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
     const risk = sedRisk(stripped.words)
     if (risk !== undefined) markOpaque(collector, risk)
   }
-  const words = pathWords(name, stripped.words)
+  const words = pathWords(name, stripped.words, collector.piped > 0)
   const paths: Array<PathArgument> = []
   for (const [word, access, recursive, into] of words) {
     if (word.value === "-") continue
@@ -1850,9 +1859,12 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
       }
       if (lastCommandsOf(body) === "last") {
         const parts = body.namedChildren.filter((c): c is SyntaxNode => c !== null)
-        parts.forEach((part, index) =>
+        parts.forEach((part, index) => {
+          const piped = body.type === "pipeline" && index > 0
+          if (piped) collector.piped++
           walk(part, index === parts.length - 1 ? [...redirects, ...own] : redirects, collector)
-        )
+          if (piped) collector.piped--
+        })
         collector.redirects.push(...own)
         return
       }
@@ -1892,6 +1904,15 @@ const walk = (node: SyntaxNode, redirects: ReadonlyArray<Redirect>, collector: C
       const name = node.childForFieldName("name")?.text ?? ""
       if (DANGEROUS_ENV.test(name)) markOpaque(collector, `setting ${name} changes what later commands run`)
       break
+    }
+    case "pipeline": {
+      node.namedChildren.forEach((part, index) => {
+        if (part === null) return
+        if (index > 0) collector.piped++
+        walk(part, redirects, collector)
+        if (index > 0) collector.piped--
+      })
+      return
     }
     case "for_statement":
     case "c_style_for_statement":
@@ -2019,6 +2040,7 @@ const analyzeUncached = (command: string): Analysis => {
       expandedPath: undefined,
       statusNodeId: root.hasError ? undefined : statusNode(root)?.id,
       statusCommand: undefined,
+      piped: 0,
       trailing: new Map()
     }
     if (root.hasError) markOpaque(collector, "the command could not be parsed (unbalanced quotes or syntax error)")

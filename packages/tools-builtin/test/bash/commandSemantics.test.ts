@@ -278,6 +278,8 @@ describe("commandSemantics", () => {
         "read . tree", "read d tree", "read . tree", "read . tree", "read . tree", "read . tree"
       ],
       "grep TOP f && du -a secrets": ["read f", "read secrets tree"],
+      // Piped into, rg searches its input; grep -r still searches the working directory.
+      "git log | rg TOP && git log | grep -r TOP && rg TOP | cat": ["read . tree", "read . tree"],
       // The grammar hangs the words after a redirection on it: they are still the command's arguments.
       "cat < /dev/null secrets/key && rm 2>/dev/null -rf d && cat <a x >b y && a | cat < c z": [
         "read secrets/key", "write d tree", "read x", "read y", "read z"
