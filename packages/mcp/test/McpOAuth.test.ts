@@ -100,52 +100,35 @@ describe("McpOAuth", () => {
       assert.match(yield* after.call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
     }))
 
-  it.scopedLive("step-up: a 403 insufficient_scope says to log in again, and the next login asks for that scope", () =>
-    Effect.gen(function*() {
-      const { port } = yield* startOAuthServer
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-step-up-"))
-      const credentialsFile = path.join(dir, "credentials.json")
-      const config = { type: "http" as const, url: `http://127.0.0.1:${port}/mcp`, headers: {} }
-      yield* loginAsBrowser(config, credentialsFile)
-      const { call, status } = yield* connect({ guarded: config }, credentialsFile)
-      assert.strictEqual(status.state, "connected")
-      assert.strictEqual(
-        yield* call("mcp__guarded__write"),
-        `<tool_use_error>MCP server "guarded" refused mcp__guarded__write: it needs the OAuth scope "write", which ` +
-          "the current token lacks. Run `toolwright mcp login guarded` to grant it, then try again.</tool_use_error>"
-      )
-      assert.strictEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope, "write")
+  // Streamable HTTP, and the legacy SSE transport, whose calls are POSTs beside the event stream.
+  for (const [type, endpoint] of [["http", "/mcp"], ["sse", "/sse"]] as const) {
+    it.scopedLive(`step-up over ${type}: a 403 insufficient_scope says to log in again, and the next login asks for that scope`, () =>
+      Effect.gen(function*() {
+        const { port } = yield* startOAuthServer
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tw-mcp-oauth-step-up-${type}-`))
+        const credentialsFile = path.join(dir, "credentials.json")
+        const config = { type, url: `http://127.0.0.1:${port}${endpoint}`, headers: {} }
+        yield* loginAsBrowser(config, credentialsFile)
+        const { call, status } = yield* connect({ guarded: config }, credentialsFile)
+        assert.strictEqual(status.state, "connected")
+        assert.match(yield* call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
+        assert.strictEqual(
+          yield* call("mcp__guarded__write"),
+          `<tool_use_error>MCP server "guarded" refused mcp__guarded__write: it needs the OAuth scope "write", which ` +
+            "the current token lacks. Run `toolwright mcp login guarded` to grant it, then try again.</tool_use_error>"
+        )
+        assert.strictEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope, "write")
 
-      // The stored refresh token is not used: it would renew the narrower scope.
-      const visited = yield* loginAsBrowser(config, credentialsFile)
-      assert.strictEqual(visited.length, 1)
-      assert.strictEqual(new URL(visited[0]).searchParams.get("scope"), "write")
-      assert.isUndefined(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope)
-      assert.strictEqual(yield* call("mcp__guarded__write"), "written with scopes write")
-      assert.match(yield* call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
-    }))
-
-  it.scopedLive("step-up over the legacy SSE transport: the 403 on the call's POST names the scope", () =>
-    Effect.gen(function*() {
-      const { port } = yield* startOAuthServer
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-step-up-sse-"))
-      const credentialsFile = path.join(dir, "credentials.json")
-      const config = { type: "sse" as const, url: `http://127.0.0.1:${port}/sse`, headers: {} }
-      yield* loginAsBrowser(config, credentialsFile)
-      const { call, status } = yield* connect({ guarded: config }, credentialsFile)
-      assert.strictEqual(status.state, "connected")
-      assert.match(yield* call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
-      assert.strictEqual(
-        yield* call("mcp__guarded__write"),
-        `<tool_use_error>MCP server "guarded" refused mcp__guarded__write: it needs the OAuth scope "write", which ` +
-          "the current token lacks. Run `toolwright mcp login guarded` to grant it, then try again.</tool_use_error>"
-      )
-      assert.strictEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope, "write")
-      const visited = yield* loginAsBrowser(config, credentialsFile)
-      assert.strictEqual(new URL(visited[0]).searchParams.get("scope"), "write")
-      const after = yield* connect({ guarded: config }, credentialsFile)
-      assert.strictEqual(yield* after.call("mcp__guarded__write"), "written with scopes write")
-    }))
+        // The stored refresh token is not used: it would renew the narrower scope.
+        const visited = yield* loginAsBrowser(config, credentialsFile)
+        assert.strictEqual(visited.length, 1)
+        assert.strictEqual(new URL(visited[0]).searchParams.get("scope"), "write")
+        assert.isUndefined(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope)
+        const after = yield* connect({ guarded: config }, credentialsFile)
+        assert.strictEqual(yield* after.call("mcp__guarded__write"), "written with scopes write")
+        assert.match(yield* after.call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
+      }))
+  }
 
   it.scopedLive("the client-credentials grant connects without a login", () =>
     Effect.gen(function*() {
