@@ -317,7 +317,12 @@ export const physicalPath = (cwd: string, target: string): string => {
 /** The most entries one glob may add as rule subjects; a pattern matching more makes the line ask. */
 export const MAX_GLOB_MATCHES = 1_000
 
-/** The entries of `dir` that `pattern` matches as bash would: dotfiles only when the pattern starts with a dot. */
+/**
+ * The entries of `dir` that `pattern` matches as bash would (or more): dotfiles only when the pattern starts
+ * with a dot. picomatch reads bash's negated class `[!x]` as the class of `!` and `x` (so `[!x]ecrets` missed
+ * `secrets`): the pattern with `[^` for it matches too. Collating symbols and equivalence classes (`[[=s=]]`),
+ * which picomatch does not know, match every entry.
+ */
 const globMatches = (dir: string, pattern: string): ReadonlyArray<string> => {
   let entries: Array<string>
   try {
@@ -325,8 +330,12 @@ const globMatches = (dir: string, pattern: string): ReadonlyArray<string> => {
   } catch {
     return []
   }
-  const matches = picomatch(pattern, { dot: pattern.startsWith("."), nobrace: true, noextglob: true })
-  return entries.filter((entry) => matches(entry))
+  if (/\[\[[.=]/.test(pattern)) return entries
+  const options = { dot: pattern.startsWith("."), nobrace: true, noextglob: true }
+  const matches = picomatch(pattern, options)
+  const negated = pattern.replace(/(^|[^\\])((?:\\\\)*)\[!/g, "$1$2[^")
+  const alsoMatches = negated === pattern ? undefined : picomatch(negated, options)
+  return entries.filter((entry) => matches(entry) || alsoMatches?.(entry) === true)
 }
 
 const GLOB_SYNTAX = /(^|[^\\])(\\\\)*[*?[]/

@@ -374,6 +374,8 @@ describe("Bash under permission rules", () => {
           "cat secret*/key.txt",
           "head */key.txt",
           "cat [s]ecrets/key.txt",
+          "cat [!x]ecrets/key.txt",
+          "cat [[=s=]]ecrets/key.txt",
           "cat ./se?rets//key.txt",
           "cat ./{secrets,src}/key.txt",
           "cat **/key.txt",
@@ -383,7 +385,7 @@ describe("Bash under permission rules", () => {
         // What the pattern matches holds no denied file: it runs.
         assert.strictEqual((yield* call("Bash", { command: "cat s*c/a.txt" }, read)).text, "a")
         const edit = ruled(dir, { allow: ["Bash(rm:*)"], deny: ["Edit(./secrets/**)"] })
-        for (const command of ["rm secret*/key.txt", "rm -f ./*/key.txt", "rm ./{secrets,x}/key.txt"]) {
+        for (const command of ["rm secret*/key.txt", "rm -f ./*/key.txt", "rm ./{secrets,x}/key.txt", "rm -r [!x]ecrets"]) {
           assert.strictEqual((yield* call("Bash", { command }, edit)).text, denied(command), command)
         }
         assert.strictEqual(fs.readFileSync(path.join(dir, "secrets", "key.txt"), "utf8"), "TOP\n")
