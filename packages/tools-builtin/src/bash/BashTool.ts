@@ -355,8 +355,9 @@ export const expandPattern = (dir: string, pattern: string): ReadonlyArray<strin
     for (const base of current) {
       if (!GLOB_SYNTAX.test(segment)) next.push(path.join(base, segment.replace(/\\(.)/g, "$1")))
       else for (const entry of globMatches(base, segment)) next.push(path.join(base, entry))
+      // Given up as soon as the level is too big, not after building all of it (`*/*` over a wide tree).
+      if (next.length > MAX_GLOB_MATCHES) return undefined
     }
-    if (next.length > MAX_GLOB_MATCHES) return undefined
     current = next
   }
   return current
