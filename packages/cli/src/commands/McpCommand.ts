@@ -29,6 +29,19 @@ const describeConfig = (config: McpConfig.ServerConfig | undefined): string => {
   return config.url
 }
 
+
+/** `KEY=VALUE` (`--env`) or `Name: value` (`--header`) items as a record, or the first item without a name. */
+const pairs = (items: ReadonlyArray<string>, separator: string, trim: boolean): Record<string, string> | string => {
+  const record: Record<string, string> = {}
+  for (const item of items) {
+    const at = item.indexOf(separator)
+    if (at <= 0) return item
+    const name = item.slice(0, at)
+    const value = item.slice(at + 1)
+    record[trim ? name.trim() : name] = trim ? value.trim() : value
+  }
+  return record
+}
 export const list = Command.make(
   "list",
   { json: CliOptions.json, cwd: CliOptions.cwd, settings: CliOptions.settings },
@@ -181,15 +194,11 @@ export const add = Command.make(
         }
         entry = { type: "stdio", command, args }
         if (options.env.length > 0) {
-          const env: Record<string, string> = {}
-          for (const item of options.env) {
-            const equals = item.indexOf("=")
-            if (equals <= 0) {
-              return yield* new UsageError({
-                message: `--env ${JSON.stringify(item)} is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`
-              })
-            }
-            env[item.slice(0, equals)] = item.slice(equals + 1)
+          const env = pairs(options.env, "=", false)
+          if (typeof env === "string") {
+            return yield* new UsageError({
+              message: `--env ${JSON.stringify(env)} is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`
+            })
           }
           entry.env = env
         }
@@ -209,15 +218,11 @@ export const add = Command.make(
         }
         entry = { type, url: options.url.value }
         if (options.header.length > 0) {
-          const headers: Record<string, string> = {}
-          for (const header of options.header) {
-            const colon = header.indexOf(":")
-            if (colon <= 0) {
-              return yield* new UsageError({
-                message: `--header ${JSON.stringify(header)} is not "Name: value", e.g. --header "Authorization: Bearer \${TOKEN}"`
-              })
-            }
-            headers[header.slice(0, colon).trim()] = header.slice(colon + 1).trim()
+          const headers = pairs(options.header, ":", true)
+          if (typeof headers === "string") {
+            return yield* new UsageError({
+              message: `--header ${JSON.stringify(headers)} is not "Name: value", e.g. --header "Authorization: Bearer \${TOKEN}"`
+            })
           }
           entry.headers = headers
         }
