@@ -316,7 +316,11 @@ class PendingCall {
     readonly resume: (effect: Effect.Effect<SdkCallResult, AttemptFailure>) => void
   ) {}
 
-  /** Sends the call; the returned effect is its canceler (the SDK then sends notifications/cancelled). */
+  /**
+   * Sends the call; the returned effect is its canceler (the SDK then sends notifications/cancelled). The
+   * canceler also interrupts the progress reports already started and waits for them, so none outlives the
+   * call: it runs, too, when the call is interrupted while `finish` joins them.
+   */
   start(name: string, args: Record<string, unknown>): Effect.Effect<void> {
     this.connection.progress.set(this.token, (progress) => {
       this.lastActivity = Date.now()
@@ -339,8 +343,9 @@ class PendingCall {
       (result) => this.finish(Effect.succeed(result)),
       (error) => this.finish(Effect.fail({ error, client: this.client }))
     )
-    return Effect.sync(() => {
+    return Effect.suspend(() => {
       if (this.settle()) this.cancel.abort()
+      return this.reports === undefined ? Effect.void : Fiber.interruptAll(this.reports)
     })
   }
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { NodeContext } from "@effect/platform-node"
 import { Message, ToolRegistry, ToolResultStorage, ToolRuntime, ToolUseContext } from "@toolwright/core"
-import { Effect, Fiber, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -331,6 +331,41 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
       assert.strictEqual(reasons, `["AbortError: This operation was aborted"]`)
       const again = yield* call(context, "mcp__scripted__slow", { ms: 50 })
       assert.strictEqual(again.result.content, "slept 50 ms")
+    }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("an interrupted call ends its progress reports before its interruption returns: none is delivered later", () =>
+    Effect.gen(function*() {
+      const runtime = yield* ToolRuntime.ToolRuntime
+      const arrived = yield* Deferred.make<void>()
+      // A consumer that takes its time over each report (a slow terminal, a full pipe): it is held here until
+      // the call is over.
+      const consumerFree = yield* Deferred.make<void>()
+      const interruptedReports: Array<unknown> = []
+      const delivered: Array<unknown> = []
+      const fiber = yield* Effect.fork(runtime.execute(
+        { type: "tool_use", id: "toolu_progress", name: "mcp__scripted__progress-then-wait", input: {} },
+        context,
+        (event) =>
+          event._tag !== "Progress" ? Effect.void : Deferred.succeed(arrived, undefined).pipe(
+            Effect.zipRight(Deferred.await(consumerFree)),
+            Effect.zipRight(Effect.sync(() => delivered.push(event.data))),
+            Effect.onInterrupt(() => Effect.sync(() => interruptedReports.push(event.data)))
+          )
+      ))
+      yield* Deferred.await(arrived)
+      yield* Fiber.interrupt(fiber)
+      // The report in flight was interrupted as part of the call's interruption, not left running after it.
+      assert.deepStrictEqual(interruptedReports, [{ progress: 1, total: 2, message: "halfway" }])
+      yield* Deferred.succeed(consumerFree, undefined)
+      // A round trip to the server (which also shows it heard the cancellation) gives a report left running
+      // the time to be delivered.
+      let reasons = ""
+      for (let i = 0; i < 100 && reasons !== `["AbortError: This operation was aborted"]`; i++) {
+        reasons = Message.contentText((yield* call(context, "mcp__scripted__cancellations", {})).result.content)
+        if (reasons === "[]") yield* Effect.sleep("20 millis")
+      }
+      assert.strictEqual(reasons, `["AbortError: This operation was aborted"]`)
+      assert.deepStrictEqual(delivered, [])
     }).pipe(Effect.provide(layer)))
 
   it.scopedLive("killing the server process mid-call fails the call at once", () =>
