@@ -3,7 +3,9 @@
  * - round trip of a Read call through `toolwright mcp serve` over stdio vs the SDK's bare echo server;
  * - cold start, spawn → `tools/list` answered, of `toolwright mcp serve` vs the bare echo server;
  * - the client's wrapping overhead: an MCP tool called through toolwright's whole pipeline (validation, hooks,
- *   permissions, result store) vs `client.callTool`, and the tool wrapper alone (the tool's `call`, no stages).
+ *   permissions, result store) vs `client.callTool`, the tool wrapper alone (the tool's `call`, no stages), and
+ *   the floor any Effect-typed caller pays: the same raw `callTool` run as an Effect (`runPromise` of
+ *   `Effect.promise`), nothing of toolwright's in it.
  * Run: `npx tsx packages/mcp/bench/Mcp.bench.ts` (builds the CLI bundle when it is missing).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -120,6 +122,9 @@ const main = async () => {
       context,
       () => Effect.void
     ))
+  // The Effect runtime's own share, with its own server like every measured path.
+  const effectFloorClient = await connect(process.execPath, [echoServer])
+  const effectFloorCall = Effect.promise(() => effectFloorClient.callTool({ name: "echo", arguments: { message: "hi" } }))
   const tool = (await runtime.runPromise(McpClientManager.McpClientManager)).tools().find((candidate) =>
     candidate.name === "mcp__echo2__echo"
   )!
@@ -130,10 +135,12 @@ const main = async () => {
   const rawTimes: Array<number> = []
   const wrappedTimes: Array<number> = []
   const toolTimes: Array<number> = []
+  const floorTimes: Array<number> = []
   for (let i = 0; i < 50; i++) {
     await echo.callTool({ name: "echo", arguments: { message: "hi" } })
     await runtime.runPromise(wrappedCall)
     await runtime.runPromise(toolCall)
+    await runtime.runPromise(effectFloorCall)
   }
   const measured: ReadonlyArray<readonly [Array<number>, () => Promise<unknown>]> = [
     [rawTimes, () => echo.callTool({ name: "echo", arguments: { message: "hi" } })],
@@ -141,9 +148,10 @@ const main = async () => {
       runtime.runPromise(wrappedCall).then((result) => {
         if (result.result.is_error === true) throw new Error(`wrapped echo failed: ${JSON.stringify(result.result)}`)
       })],
-    [toolTimes, () => runtime.runPromise(toolCall)]
+    [toolTimes, () => runtime.runPromise(toolCall)],
+    [floorTimes, () => runtime.runPromise(effectFloorCall)]
   ]
-  // Interleaved so all three see the same machine load, and in turns so none always comes first.
+  // Interleaved so all four see the same machine load, and in turns so none always comes first.
   for (let i = 0; i < 600; i++) {
     for (let k = 0; k < measured.length; k++) {
       const [times, run] = measured[(i + k) % measured.length]
@@ -155,6 +163,7 @@ const main = async () => {
   const raw = median(rawTimes)
   const wrapped = median(wrappedTimes)
   const wrapper = median(toolTimes)
+  const floor = median(floorTimes)
   console.log(
     `MCP tool call through toolwright's pipeline vs raw SDK callTool: ${ms(wrapped)} vs ${ms(raw)} (ratio ${
       (wrapped / raw).toFixed(2)
@@ -165,6 +174,12 @@ const main = async () => {
       (wrapper / raw).toFixed(2)
     })`
   )
+  console.log(
+    `Effect floor (raw SDK callTool run as an Effect, nothing of toolwright's) vs raw SDK callTool: ${ms(floor)} vs ${
+      ms(raw)
+    } (ratio ${(floor / raw).toFixed(2)}: the share of the 1.2 goal any Effect-typed caller spends before the pipeline)`
+  )
+  await effectFloorClient.close()
   await runtime.dispose()
   await echo.close()
 }

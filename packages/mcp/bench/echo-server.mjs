@@ -16,4 +16,5 @@ server.setRequestHandler(ListToolsRequestSchema, () => ({
 server.setRequestHandler(CallToolRequestSchema, (request) => ({
   content: [{ type: "text", text: String(request.params.arguments?.message ?? "") }]
 }))
-await server.connect(new StdioServerTransport())
+// Not awaited at the top level, so the file also bundles as CommonJS (ColdStart.bench.ts).
+server.connect(new StdioServerTransport())
