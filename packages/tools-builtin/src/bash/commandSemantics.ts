@@ -623,8 +623,9 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
   curl: {
     access: "read",
     values: wordSet(
-      "-A -b -d -e -F -H -m -r -u -U -w -x -X -y -Y -z -C -Q -t --data --data-raw --data-binary --data-urlencode " +
-        "--data-ascii --json --form --form-string --header --user-agent --user --request --referer --cookie " +
+      "-A -d -e -F -H -m -r -u -U -w -x -X -y -Y -z -C -Q -t --data --data-raw --data-binary --data-urlencode " +
+        "--data-ascii --json --form --form-string --header --user-agent --user --request --referer --variable " +
+        "--url-query --proxy-header --cert-type --key-type --proxy-cert-type --proxy-key-type --pass --proxy-pass " +
         "--max-time --connect-timeout --retry --retry-delay --retry-max-time --range --proxy --proxy-user " +
         "--write-out --url --time-cond --continue-at --quote --telnet-option --limit-rate --max-filesize " +
         "--speed-limit --speed-time --resolve --connect-to --interface --dns-servers --oauth2-bearer --proto " +
@@ -634,7 +635,11 @@ const PATH_SYNTAX: ReadonlyMap<string, PathSyntax> = new Map(Object.entries({
       "-o": "write", "--output": "write", "--output-dir": "write", "-D": "write", "--dump-header": "write",
       "-c": "write", "--cookie-jar": "write", "--trace": "write", "--trace-ascii": "write", "--stderr": "write",
       "--libcurl": "write", "--etag-save": "write", "--hsts": "write", "--alt-svc": "write", "-T": "read",
-      "--upload-file": "read", "--etag-compare": "read", "--netrc-file": "read", "-K": "read", "--config": "read"
+      "--upload-file": "read", "--etag-compare": "read", "--netrc-file": "read", "-K": "read", "--config": "read",
+      "-b": "read", "--cookie": "read", "--cacert": "read", "--capath": "read", "-E": "read", "--cert": "read",
+      "--key": "read", "--crlfile": "read", "--pinnedpubkey": "read", "--proxy-cacert": "read",
+      "--proxy-capath": "read", "--proxy-cert": "read", "--proxy-key": "read", "--proxy-crlfile": "read",
+      "--proxy-pinnedpubkey": "read"
     },
     flags: wordSet("-O -J --remote-name --remote-name-all --remote-header-name --create-dirs")
   },
@@ -868,7 +873,8 @@ const curlPaths = (
   for (const [option, value, access] of given) {
     if (option === "--output-dir") continue
     if (option !== "-o" && option !== "--output") {
-      out.push([value, access])
+      if (access === "read") out.push(...curlReads(option, value))
+      else out.push([value, access])
       continue
     }
     // `-o '#1/x'` is filled from the URL's `{a,b}` or `[1-9]` glob: a name the analysis cannot know.
@@ -885,9 +891,37 @@ const curlPaths = (
   return out
 }
 
+/** `value`'s `:`-separated parts; `\:` is a colon inside one. */
+const colonParts = (value: string): Array<string> =>
+  value.split(/(?<!\\):/).map((part) => part.replace(/\\:/g, ":"))
+
+/**
+ * The files behind one of curl's reading options: `-b`'s value is a cookie file unless it holds `=` (then it is
+ * the cookies); `--cert file:passphrase` reads the file (a `pkcs11:` URI none); `--capath a:b` reads each
+ * directory whole; `--pinnedpubkey sha256//…` is hashes, no file.
+ */
+const curlReads = (option: string, value: Word): Array<PathWord> => {
+  const text = value.value
+  if (option === "-b" || option === "--cookie") {
+    return (text ?? value.source).includes("=") ? [] : [[value, "read"]]
+  }
+  if (text === undefined) return [[value, "read"]]
+  if (/^(-E|--cert|--proxy-cert|--key|--proxy-key)$/.test(option)) {
+    if (text.startsWith("pkcs11:")) return []
+    if (option.endsWith("cert")) return [[cutWord(value, colonParts(text)[0]), "read"]]
+  }
+  if (option === "--capath" || option === "--proxy-capath") {
+    return colonParts(text).map((directory): PathWord => [cutWord(value, directory), "read", true])
+  }
+  if (option.endsWith("pinnedpubkey") && text.startsWith("sha256//")) return []
+  return [[value, "read"]]
+}
+
 /** curl's options whose value `@file` (or a form field's `name=@file`, `name=<file`) sends a file. */
-const CURL_DATA = wordSet("-d --data --data-binary --data-urlencode --data-ascii --json")
+const CURL_DATA = wordSet("-d --data --data-binary --data-urlencode --data-ascii --json --url-query --variable")
 const CURL_FORM = wordSet("-F --form")
+/** curl's options that read their value from a file given as `@file` (`-H @headers.txt`, `-w @format`). */
+const CURL_AT_FILE = wordSet("-H --header --proxy-header -w --write-out")
 
 /** The files curl sends: `-d @secret`, `--data-urlencode name@file`, `-F 'f=@key;type=text/plain'`. */
 const curlUploads = (valued: ReadonlyArray<readonly [string, Word]>): Array<PathWord> => {
@@ -897,12 +931,15 @@ const curlUploads = (valued: ReadonlyArray<readonly [string, Word]>): Array<Path
     if (text === undefined) {
       // `-d "$BODY"` sends a value; `-d @"$F"` a file the analysis cannot know.
       if ((CURL_DATA.has(option) || CURL_FORM.has(option)) && /[@<]/.test(word.source)) out.push([word, "read"])
+      else if (CURL_AT_FILE.has(option) && /^["']?@/.test(word.source)) out.push([word, "read"])
       continue
     }
     const file = CURL_DATA.has(option)
       ? /^[^=@]*@(.+)$/.exec(text)?.[1]
       : CURL_FORM.has(option)
       ? /^[^=]*=[@<]([^;]+)/.exec(text)?.[1]
+      : CURL_AT_FILE.has(option)
+      ? /^@(.+)$/.exec(text)?.[1]
       : undefined
     if (file !== undefined) out.push([{ value: file, source: file }, "read"])
   }
@@ -933,18 +970,18 @@ const wgetPaths = (
   return out
 }
 
-/** git's options before the sub-command that take the next word. */
-const GIT_GLOBAL_VALUES = new Set(["--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"])
+/** git's options before the sub-command that take the next word (`git -c k=v show`, `git --git-dir d log`). */
+const GIT_GLOBAL_VALUES = new Set([
+  "-c", "--config-env", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"
+])
 
 /** Commands whose path arguments `pathWords` reads with their own syntax rather than a `PathSyntax`. */
 const OWN_SYNTAX = new Set(["find", "dd", "tar", "git", "unzip"])
 
-/**
- * The files git writes for output options: `--output` of diff, log, show, format-patch or archive (a prefix
- * too: git takes unambiguous ones), `-o` of archive and format-patch, format-patch's `--output-directory`;
- * relative to `-C`'s directory when one is given.
- */
-const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+/** Where git's sub-command is among its words, and the `-C` directory its relative paths start from. */
+const gitSubcommand = (
+  words: ReadonlyArray<Word>
+): { readonly index: number; readonly directory: Word | undefined } => {
   let directory: Word | undefined
   let i = 1
   for (; i < words.length; i++) {
@@ -954,20 +991,139 @@ const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
     } else if (GIT_GLOBAL_VALUES.has(text)) i++
     else if (!text.startsWith("-")) break
   }
-  const sub = words[i]?.value
+  return { index: i, directory }
+}
+
+/**
+ * git's sub-commands that print what files hold, in history, the index or on disk: their `REV:path` operands
+ * (`git show HEAD:key`, `:key` for the index), pathspecs after `--`, `diff --no-index`'s files and blame's file.
+ */
+const GIT_CONTENT = new Set([
+  "show", "cat-file", "diff", "difftool", "diff-tree", "diff-index", "diff-files", "log", "whatchanged", "blame",
+  "annotate", "grep"
+])
+
+/**
+ * Options of those sub-commands that always take the next word as their value (`git log -n 5`), so it is no
+ * operand. Ones whose value is optional (`--pretty`, `--abbrev`) are left out: taking an object name for their
+ * value would hide it.
+ */
+const GIT_CONTENT_VALUES = wordSet(
+  "-n -L -S -G -O -e --author --committer --grep --since --after --until --before --max-count --skip " +
+    "--diff-filter --ignore-rev --ignore-revs-file --contents"
+)
+
+/** A word cut out of a longer one (`secrets/key` of `HEAD:secrets/key`); a dynamic one names a path unknown. */
+const cutWord = (word: Word, value: string | undefined): Word =>
+  value === undefined ? { value: undefined, source: word.source } : { value, source: value }
+
+/**
+ * The path of a `REV:path` object name (`HEAD:secrets/key`, `:secrets/key` and `:0:secrets/key` in the index);
+ * undefined for a plain revision or `:/message`. git takes `path` from the repository's root and `./path` from
+ * the cwd: both are taken from the cwd here (the root is not known without looking), which is the same place
+ * when the session starts at the root.
+ */
+const objectPath = (word: Word): Word | undefined => {
+  if (word.value === undefined) {
+    // `HEAD:$F`, `$OBJECT`: which file it names cannot be known.
+    return word.source.startsWith("-") ? undefined : cutWord(word, undefined)
+  }
+  const match = /^([^:]*):(?:[0-3]:)?(.*)$/s.exec(word.value)
+  if (match === null || match[2] === "" || (match[1] === "" && match[2]!.startsWith("/"))) return undefined
+  return cutWord(word, match[2])
+}
+
+/**
+ * What a pathspec (`secrets`, `'*.txt'`, `:(top)secrets`) may name, read whole: an exclusion names nothing; a
+ * pattern (git matches `*` across `/`) or a case-insensitive one, its static directory.
+ */
+const pathspecPath = (word: Word): Word | undefined => {
+  const value = word.value
+  if (value === undefined || !value.startsWith(":")) {
+    if (value === undefined) return word
+    // git matches the pattern itself, whether bash expanded it or not: the word's syntax is not needed.
+    if (!/[*?[]/.test(value)) return cutWord(word, value)
+    const cut = value.slice(0, value.search(/[*?[]/)).lastIndexOf("/")
+    return cutWord(word, cut === -1 ? "." : cut === 0 ? "/" : value.slice(0, cut))
+  }
+  const long = /^:\(([^)]*)\)(.*)$/s.exec(value)
+  const short = long === null ? /^:([/!^]*):?(.*)$/s.exec(value) : null
+  const magic = long?.[1]?.split(",") ?? [...(short?.[1] ?? "")]
+  if (magic.some((word) => word === "exclude" || word === "!" || word === "^")) return undefined
+  const rest = long?.[2] ?? short?.[2] ?? ""
+  if (rest === "" || magic.some((word) => word === "icase" || word.startsWith("attr"))) return cutWord(word, ".")
+  return pathspecPath(cutWord(word, rest))
+}
+
+/** `git cat-file --batch`, `git log --stdin`: the objects and paths they print come from the input. */
+const gitReadsInput = (words: ReadonlyArray<Word>): boolean => {
+  const { index } = gitSubcommand(words)
+  const sub = words[index]?.value
+  if (sub === undefined || !GIT_CONTENT.has(sub)) return false
+  for (let i = index + 1; i < words.length; i++) {
+    const text = words[i]!.value ?? words[i]!.source
+    if (text === "--") return false
+    if (/^--(batch|stdin)/.test(text)) return true
+  }
+  return false
+}
+
+/**
+ * The files git writes for output options: `--output` of diff, log, show, format-patch or archive (a prefix
+ * too: git takes unambiguous ones), `-o` of archive and format-patch, format-patch's `--output-directory`; and
+ * the files the content sub-commands (`GIT_CONTENT`) read, whole. All relative to `-C`'s directory when one is
+ * given.
+ */
+const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
+  const { directory, index } = gitSubcommand(words)
+  const sub = words[index]?.value
+  const reads = sub !== undefined && GIT_CONTENT.has(sub)
   const out: Array<PathWord> = []
-  for (i++; i < words.length; i++) {
+  const read = (word: Word | undefined) => {
+    if (word !== undefined) out.push([under(directory, word), "read", true])
+  }
+  const operands: Array<Word> = []
+  let noIndex = false
+  let patternGiven = false
+  let i = index + 1
+  for (; i < words.length; i++) {
     const word = words[i]!
     const text = word.value ?? word.source
     if (text === "--") break
+    if (!text.startsWith("-") || text === "-") {
+      operands.push(word)
+      continue
+    }
     const eq = text.indexOf("=")
-    const option = eq === -1 ? text : text.slice(0, eq)
+    const option = eq === -1 ? (reads && /^-L./.test(text) ? "-L" : text) : text.slice(0, eq)
+    if (option === "--no-index") noIndex = true
+    if (/^-[ef]/.test(text)) patternGiven = true
     const output = /^--o(u(t(p(u(t)?)?)?)?)?$/.test(option) || /^--output-d/.test(option) ||
       (option === "-o" && (sub === "archive" || sub === "format-patch"))
-    if (!output) continue
-    const value = eq === -1 ? words[++i] : { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
-    if (value !== undefined) out.push([under(directory, value), "write"])
+    const content = reads && (GIT_CONTENT_VALUES.has(option) || (sub === "grep" && option === "-f"))
+    if (!output && !content) continue
+    const value = eq !== -1
+      ? { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
+      : option !== text
+      ? { value: word.value?.slice(2), source: text.slice(2) }
+      : words[++i]
+    if (value === undefined) continue
+    if (output) out.push([under(directory, value), "write"])
+    // `blame --contents f` prints f annotated; `log -L 1,9:f` the history of f's lines.
+    else if (option === "--contents") read(value)
+    else if (option === "-L" && sub !== "blame" && sub !== "annotate") {
+      read(cutWord(value, value.value === undefined ? undefined : value.value.slice(value.value.lastIndexOf(":") + 1)))
+    }
   }
+  if (!reads) return out
+  // `git grep x` searches for x: its first operand is the pattern unless -e or -f gave one.
+  if (sub === "grep" && !patternGiven) operands.shift()
+  if (noIndex) operands.forEach(read)
+  else {
+    operands.forEach((word) => read(objectPath(word)))
+    if ((sub === "blame" || sub === "annotate") && i === words.length) read(operands.at(-1))
+  }
+  for (i++; i < words.length; i++) read(noIndex ? words[i] : pathspecPath(words[i]!))
   return out
 }
 
@@ -1740,6 +1896,12 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
     markOpaque(collector, "rg --pre runs another program on every file it searches")
   }
   if (name === "tar" && tarRunsPrograms(stripped.words)) markOpaque(collector, "tar runs another program")
+  if (name === "git" && gitReadsInput(stripped.words)) {
+    markOpaque(
+      collector,
+      "git reads object names or paths (REV:path among them) from its input, which the analysis cannot see"
+    )
+  }
   if (name === "install" && stripped.words.some((word) => (word.value ?? word.source).startsWith("--strip-"))) {
     markOpaque(collector, "install --strip-program runs another program")
   }
