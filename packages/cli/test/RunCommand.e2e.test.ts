@@ -110,6 +110,43 @@ describe("toolwright run", () => {
     }))
 })
 
+describe("toolwright run: PostToolUse hooks", () => {
+  it("get Claude Code's tool_response: Read's file, Bash's stdout, Write's filePath", () =>
+    withDir((dir) => {
+      const seen = join(dir, "seen.json")
+      mkdirSync(join(dir, ".toolwright"))
+      writeFileSync(
+        join(dir, ".toolwright", "settings.json"),
+        JSON.stringify({
+          permissions: { allow: ["Bash", "Write"] },
+          hooks: {
+            PostToolUse: [{ matcher: "Read|Bash|Write", hooks: [{ type: "command", command: `cat > ${seen}` }] }]
+          }
+        })
+      )
+      writeFileSync(join(dir, "notes.txt"), "alpha\n\tbeta\n")
+      const responseOf = (tool: string, input: unknown) => {
+        const result = toolwright(["run", tool, "--cwd", dir, "--input", JSON.stringify(input)])
+        assert.strictEqual(result.code, 0, result.stderr)
+        return JSON.parse(readFileSync(seen, "utf8")).tool_response
+      }
+      assert.deepStrictEqual(responseOf("Read", { file_path: "notes.txt" }), {
+        type: "text",
+        file: { filePath: join(dir, "notes.txt"), content: "alpha\n\tbeta", numLines: 2, startLine: 1, totalLines: 2 }
+      })
+      assert.deepStrictEqual(responseOf("Bash", { command: "echo out; echo err >&2" }), {
+        stdout: "out\nerr",
+        stderr: "",
+        interrupted: false,
+        isImage: false
+      })
+      assert.deepStrictEqual(responseOf("Write", { file_path: join(dir, "new.txt"), content: "x\n" }), {
+        type: "create",
+        filePath: join(dir, "new.txt")
+      })
+    }))
+})
+
 describe("toolwright run: big results", () => {
   it("persists a result over the tool's threshold from settings and gives the model a preview", () =>
     withDir((dir) => {

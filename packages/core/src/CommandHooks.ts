@@ -353,12 +353,19 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
         runAll("PreToolUse", tool, input, base("PreToolUse", tool, input, context), context, interpretPre).pipe(
           Effect.map(ToolHooks.combinePre)
         ),
-      postToolUse: (tool, input, response, context, durationMs) =>
+      postToolUse: (tool, input, response, context, durationMs, output) =>
         runAll(
           "PostToolUse",
           tool,
           input,
-          { ...base("PostToolUse", tool, input, context), tool_response: response, duration_ms: durationMs },
+          {
+            ...base("PostToolUse", tool, input, context),
+            // Claude Code's shape of the result (`.tool_response.filePath`, `.stdout`), not the model's text.
+            tool_response: output === undefined || tool.toHookResponse === undefined
+              ? response
+              : tool.toHookResponse(output, response),
+            duration_ms: durationMs
+          },
           context,
           interpretPost
         ).pipe(Effect.map(ToolHooks.combinePost)),

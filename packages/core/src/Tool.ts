@@ -107,6 +107,12 @@ export interface Tool<Name extends string, Input extends Schema.Schema.AnyNoCont
   userFacingName(input: Schema.Schema.Type<Input> | undefined): string
   /** A compact rendering of the input for a policy classifier; "" means nothing to classify. */
   toClassifierInput(input: Schema.Schema.Type<Input>): string
+  /**
+   * What PostToolUse command hooks get as `tool_response` (Claude Code's shape of this tool's result, which
+   * hook scripts read fields of: `.tool_response.filePath`, `.tool_response.stdout`). By default the output
+   * itself when it is plain JSON data, else `content`, the text the model got.
+   */
+  toHookResponse(output: Output, content: ToolResultContent): unknown
   /** The file path a call touches, resolved against the cwd, for Read/Edit path rules. */
   getPath(input: Schema.Schema.Type<Input>, context: ToolUseContext): string | undefined
   /** What rules match against; by default the `getPath` path (read if read-only, else write). */
@@ -153,6 +159,7 @@ export interface Options<Name extends string, Input extends Schema.Schema.AnyNoC
   readonly validateInput?: (input: InputOf<Input>, context: ToolUseContext) => Effect.Effect<void, ToolError, R>
   readonly userFacingName?: (input: InputOf<Input> | undefined) => string
   readonly toClassifierInput?: (input: InputOf<Input>) => string
+  readonly toHookResponse?: (output: Output, content: ToolResultContent) => unknown
   readonly getPath?: (input: InputOf<Input>, context: ToolUseContext) => string | undefined
   readonly ruleSubjects?: (input: InputOf<Input>, context: ToolUseContext) => RuleSubjects
 }
@@ -163,6 +170,29 @@ export const defaultMapToolResult = (output: unknown): ToolResultContent => {
   if (output === undefined || output === null) return ""
   return JSON.stringify(output)
 }
+
+/**
+ * Whether a value survives JSON as it is: strings, finite numbers, booleans, null, arrays of them and plain
+ * objects of them (`undefined` members, which JSON drops, included). Buffers, dates, class instances and
+ * anything nested deeper than 64 levels do not.
+ */
+export const isPlainJson = (value: unknown, depth = 0): boolean => {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true
+  if (typeof value === "number") return Number.isFinite(value)
+  if (typeof value !== "object" || depth > 64) return false
+  if (Array.isArray(value)) return value.every((item) => isPlainJson(item, depth + 1))
+  const prototype = Object.getPrototypeOf(value)
+  if (prototype !== Object.prototype && prototype !== null) return false
+  for (const key in value) {
+    const member = (value as Record<string, unknown>)[key]
+    if (member !== undefined && !isPlainJson(member, depth + 1)) return false
+  }
+  return true
+}
+
+/** The default `tool_response` of PostToolUse hooks: the output when it is plain JSON data, else the content. */
+export const defaultHookResponse = (output: unknown, content: ToolResultContent): unknown =>
+  output !== undefined && isPlainJson(output) ? output : content
 
 const never = () => false
 
@@ -213,6 +243,7 @@ export function make(options: Options<string, Schema.Schema.AnyNoContext, unknow
     validateInput: options.validateInput ?? defaultValidateInput,
     userFacingName: options.userFacingName ?? (() => options.name),
     toClassifierInput: options.toClassifierInput ?? (() => ""),
+    toHookResponse: options.toHookResponse ?? defaultHookResponse,
     getPath: options.getPath ?? (() => undefined),
     ruleSubjects: options.ruleSubjects ?? ((input, context) => {
       const path = tool.getPath(input, context)

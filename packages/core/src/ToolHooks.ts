@@ -33,12 +33,18 @@ export interface Service {
     input: unknown,
     context: ToolUseContext
   ) => Effect.Effect<PreToolUseOutcome>
+  /**
+   * `response` is the content the model gets; `output` what the tool's call returned before it became that
+   * content (command hooks send `tool.toHookResponse(output, response)` as Claude Code's `tool_response`).
+   * Absent when the caller has no output to give; hooks written without it still fit.
+   */
   readonly postToolUse: (
     tool: Tool.Any,
     input: unknown,
     response: ToolResultContent,
     context: ToolUseContext,
-    durationMs: number
+    durationMs: number,
+    output?: unknown
   ) => Effect.Effect<PostToolUseOutcome>
   /**
    * `isInterrupt` (Claude Code's `is_interrupt`): true when the call ended because it was interrupted while it
@@ -155,8 +161,8 @@ export const combine = (services: ReadonlyArray<Service>): Service => {
   return {
     preToolUse: (tool, input, context) =>
       all("PreToolUse", (s) => s.preToolUse(tool, input, context), combinePre, none),
-    postToolUse: (tool, input, response, context, durationMs) =>
-      all("PostToolUse", (s) => s.postToolUse(tool, input, response, context, durationMs), combinePost, none),
+    postToolUse: (tool, input, response, context, durationMs, output) =>
+      all("PostToolUse", (s) => s.postToolUse(tool, input, response, context, durationMs, output), combinePost, none),
     postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
       all(
         "PostToolUseFailure",
@@ -205,9 +211,9 @@ export const fromProgrammatic = (hooks: ReadonlyArray<Programmatic>): Service =>
       matches(tool.name) && hook.preToolUse !== undefined
         ? hook.preToolUse(tool, input, context)
         : Effect.succeed(none),
-    postToolUse: (tool, input, response, context, durationMs) =>
+    postToolUse: (tool, input, response, context, durationMs, output) =>
       matches(tool.name) && hook.postToolUse !== undefined
-        ? hook.postToolUse(tool, input, response, context, durationMs)
+        ? hook.postToolUse(tool, input, response, context, durationMs, output)
         : Effect.succeed(none),
     postToolUseFailure: (tool, input, error, context, durationMs, isInterrupt) =>
       matches(tool.name) && hook.postToolUseFailure !== undefined

@@ -307,7 +307,7 @@ class Call {
         store.toContent(tool, exit.value, context),
         (content) =>
           andThen(
-            hooks.postToolUse(tool, input, content, context, callMs),
+            hooks.postToolUse(tool, input, content, context, callMs, exit.value),
             (post) => Effect.succeed(this.finish(withHookContext(content, pre, post, true), false))
           )
       )

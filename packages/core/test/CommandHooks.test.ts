@@ -49,6 +49,36 @@ const Fails = Tool.make({
   call: () => Effect.fail("it broke")
 })
 
+/** A tool whose output is data the model reads as text: hooks get the data. */
+const Counts = Tool.make({
+  name: "Counts",
+  description: "Counts",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () => Effect.succeed({ count: 2, items: ["a", "b"], note: undefined }),
+  mapToolResult: (output) => `${output.count} items: ${output.items.join(", ")}`
+})
+
+/** Output JSON cannot carry as it is (bytes): hooks get what the model got. */
+const Bytes = Tool.make({
+  name: "Bytes",
+  description: "Bytes",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () => Effect.succeed({ data: new Uint8Array([1, 2]) }),
+  mapToolResult: (output) => `${output.data.length} bytes`
+})
+
+/** A tool that says what its hooks get. */
+const Shaped = Tool.make({
+  name: "Shaped",
+  description: "Shaped",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () => Effect.succeed("done"),
+  toHookResponse: (output, content) => ({ output, content, success: true })
+})
+
 const context = ToolUseContext.make({
   cwd: dir,
   sessionId: "sess-1",
@@ -230,7 +260,7 @@ describe("CommandHooks in the pipeline", () => {
   const runtimeWith = (hooks: ReadonlyArray<Settings.CommandHook>) =>
     ToolRuntime.layer.pipe(
       Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, CommandHooks.layer({ hooks }))),
-      Layer.provide(ToolRegistry.layerTools([Echo, Fails])),
+      Layer.provide(ToolRegistry.layerTools([Echo, Fails, Counts, Bytes, Shaped])),
       Layer.provide(NodeContext.layer)
     )
   const run = (hooks: ReadonlyArray<Settings.CommandHook>, name: string, input: unknown) =>
@@ -282,6 +312,22 @@ describe("CommandHooks in the pipeline", () => {
         content: "<tool_use_error>it broke</tool_use_error>\n\nretry later",
         is_error: true
       })
+    }))
+
+  it.live("PostToolUse's tool_response is the tool's result as data (Claude Code's shape), not the model's text", () =>
+    Effect.gen(function*() {
+      const seen = path.join(dir, "post-response.json")
+      const allow = hook("PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`)
+      const capture = hook("PostToolUse", `cat > ${seen}`)
+      const responseOf = (name: string, input: unknown = {}) =>
+        Effect.map(run([allow, capture], name, input), (results) => {
+          assert.lengthOf(results, 1)
+          return JSON.parse(fs.readFileSync(seen, "utf8")).tool_response
+        })
+      assert.deepStrictEqual(yield* responseOf("Counts"), { count: 2, items: ["a", "b"] })
+      assert.strictEqual(yield* responseOf("Bytes"), "2 bytes")
+      assert.deepStrictEqual(yield* responseOf("Shaped"), { output: "done", content: "done", success: true })
+      assert.strictEqual(yield* responseOf("Echo", { text: "x" }), "echo: x")
     }))
 
   it.live("PermissionDenied hooks hear why a call was denied and may add context for the model", () =>

@@ -571,6 +571,19 @@ export const BashTool = Tool.make({
   userFacingName: () => "Bash",
   toClassifierInput: (input) => input.command,
   mapToolResult: (result: BashResult) => renderResult(result),
+  // Claude Code's `tool_response`, which PostToolUse hooks read (`.tool_response.stdout`). The command's
+  // stdout and stderr are one stream here, as the model sees them: all of it is `stdout`.
+  toHookResponse: (result: BashResult) =>
+    result._tag === "BackgroundStarted"
+      ? { stdout: "", stderr: "", interrupted: false, isImage: false, backgroundTaskId: result.taskId }
+      : {
+        stdout: result.output,
+        stderr: "",
+        interrupted: false,
+        isImage: false,
+        ...(result.savedTo !== undefined ? { persistedOutputPath: result.savedTo } : {}),
+        ...(result.movedToBackground !== undefined ? { backgroundedByTimeout: true } : {})
+      },
   isReadOnly: (input) => CommandSemantics.analyze(input.command).readOnly,
   // A `cd` moves the session's shell: two of them at once would race for where the next call starts.
   isConcurrencySafe: (input) => {

@@ -239,6 +239,38 @@ const renderOutput = (output: ReadOutput): Message.ToolResultContent => {
   }
 }
 
+/** The lines without the numbers `numberLines` put before them (each line starts with its `N\t`). */
+const withoutNumbers = (numbered: string): string =>
+  numbered.split("\n").map((line) => line.slice(line.indexOf("\t") + 1)).join("\n")
+
+/** Claude Code's `tool_response` for a Read, which PostToolUse hooks read (`.tool_response.file.content`). */
+const hookResponse = (output: ReadOutput): unknown => {
+  const text = (content: string, startLine: number, numLines: number, totalLines: number) => ({
+    type: "text",
+    file: { filePath: output.filePath, content, numLines, startLine, totalLines }
+  })
+  switch (output.type) {
+    case "text":
+      return text(withoutNumbers(output.content), output.startLine, output.numLines, output.totalLines)
+    case "empty":
+      return text("", 1, 0, 0)
+    case "pastEnd":
+      return text("", output.offset, 0, output.totalLines)
+    case "image":
+      return {
+        type: "image",
+        file: { filePath: output.filePath, base64: output.base64, type: output.mediaType, originalSize: output.originalSize }
+      }
+    case "notebook":
+      return { type: "notebook", file: { filePath: output.filePath, cells: output.blocks } }
+    case "pdf":
+      return {
+        type: "pdf",
+        file: { filePath: output.filePath, totalPages: output.totalPages, firstPage: output.first, pages: output.pages }
+      }
+  }
+}
+
 export const ReadTool = Tool.make({
   name: "Read",
   description: Prompt.DESCRIPTION,
@@ -269,5 +301,6 @@ export const ReadTool = Tool.make({
     return Effect.void
   },
   call: (input, context) => read(readPath(input.file_path, context), input, context),
-  mapToolResult: renderOutput
+  mapToolResult: renderOutput,
+  toHookResponse: hookResponse
 })
