@@ -107,6 +107,24 @@ describe("toolwright run", () => {
       assert.strictEqual(result.code, 1)
       assert.match(result.stdout, /^Permission to use Write was not granted: /)
       assert.match(result.stdout, /No one can answer a permission prompt here/)
+      assert.strictEqual(result.stderr, "", "the result says it all; nothing was asked")
+    }))
+
+  it("says nothing of an ask a PermissionRequest hook answered", () =>
+    withDir((dir) => {
+      const hook = join(dir, "allow.sh")
+      writeFileSync(hook, `#!/bin/sh\necho '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'\n`, {
+        mode: 0o755
+      })
+      mkdirSync(join(dir, ".toolwright"))
+      writeFileSync(
+        join(dir, ".toolwright", "settings.json"),
+        JSON.stringify({ hooks: { PermissionRequest: [{ matcher: "Write", hooks: [{ type: "command", command: hook }] }] } })
+      )
+      const result = toolwright(["run", "Write", "--cwd", dir, "--input", JSON.stringify({ file_path: "x.txt", content: "x" })])
+      assert.strictEqual(result.code, 0, result.stdout)
+      assert.strictEqual(readFileSync(join(dir, "x.txt"), "utf8"), "x")
+      assert.strictEqual(result.stderr, "")
     }))
 })
 

@@ -83,7 +83,9 @@ export const command = Command.make(
             case "Progress":
               return Console.error(progressLine(event))
             case "PermissionRequest":
-              return Console.error(`[${event.toolName}] permission needed: ${event.message}`)
+              // Not announced here: a PermissionRequest hook may answer it, the terminal prompt shows it when
+              // someone is asked, and when nobody can answer the result says why and how to allow it.
+              return Effect.void
             case "ToolResult":
               isError = event.result.is_error === true
               return options.json
