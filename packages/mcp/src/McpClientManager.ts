@@ -105,7 +105,7 @@ export interface Options {
   /**
    * HTTP/SSE liveness: while a call is in flight, a `ping` every `intervalMs` that must be answered within
    * `timeoutMs`, else (or when the connection breaks under it) the calls fail and the connection is re-made
-   * with backoff. An HTTP error status (429, 502) is an answer. Default 3 s and 3 s.
+   * with backoff. A JSON-RPC error or an HTTP error status (429, 502) is an answer. Default 3 s and 3 s.
    */
   readonly heartbeat?: { readonly intervalMs: number; readonly timeoutMs: number }
 }
@@ -145,21 +145,30 @@ const httpStatus = (error: unknown): number | undefined => {
 const isAuthError = (error: unknown): boolean => httpStatus(error) === 401
 
 /**
- * An error the server (or a proxy before it) sent as an HTTP status: the connection works, whatever its text
- * says (a proxy's 502 often names the upstream's ECONNREFUSED). The SSE transport only puts the status in the
- * message of its POST errors.
+ * A streamable HTTP event stream (a call's response, or the server's GET stream) that broke off. The SDK tells
+ * of it only in words, the network error flattened into its text; the fetch below reports it as this instead,
+ * in the same words, before the SDK does.
  */
-const isHttpAnswer = (error: unknown): boolean =>
-  httpStatus(error) !== undefined || /^Error POSTing to endpoint \(HTTP \d{3}\)/.test(messageOf(error))
+class EventStreamBroken extends Error {
+  constructor(error: unknown) {
+    super(`SSE stream disconnected: ${error}`)
+  }
+}
 
 /**
- * Errors after which a remote connection is dead, though the SDK would keep waiting on its pending calls:
- * the network refused or reset, or a response stream broke off.
+ * Errors after which a remote connection is dead, though the SDK would keep waiting on its pending calls. Told
+ * by what the error is, never by its text (a proxy's 502 or a gateway's JSON-RPC error often names the
+ * upstream's ECONNRESET while the connection to it works): fetch's network error, which the Fetch standard
+ * makes a `TypeError` (refused, reset, a response cut off); an event stream broken off (for SSE, an `SseError`
+ * with a reason but no HTTP status; one with neither is the stream ending cleanly, which the event source
+ * re-opens); or the SDK's ConnectionClosed. Anything else came back from the server or a proxy: a JSON-RPC
+ * error (`McpError`), an HTTP status (`StreamableHTTPError`, `SseError`, the SSE transport's POST error).
  */
 const isConnectionLost = (error: unknown): boolean =>
-  !isHttpAnswer(error) &&
-  /fetch failed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|terminated|SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|other side closed/i
-    .test(`${messageOf(error)} ${Predicate.hasProperty(error, "cause") ? messageOf(error.cause) : ""}`)
+  error instanceof TypeError ||
+  error instanceof EventStreamBroken ||
+  (error instanceof SseError && error.code === undefined && error.event.message !== undefined) ||
+  (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
 
 /** The system error code behind an error: its own, its cause's, or one its message quotes (SSE errors). */
 const systemCode = (error: unknown): string | undefined => {
@@ -379,15 +388,41 @@ class PendingCall {
 /**
  * The fetch of an HTTP or SSE server's requests. A 403 insufficient_scope needs a login with the larger scope
  * (step-up), which the SDK cannot do without a person: the call fails, and the scope is noted so the failure
- * can name it and `toolwright mcp login` asks for it.
+ * can name it and `toolwright mcp login` asks for it. With `broke`, the event streams it hands over are watched.
  */
-const scopeWatchingFetch = (connection: Connection) => async (url: string | URL, init?: RequestInit): Promise<Response> => {
-  const response = await fetch(url, init)
-  if (response.status === 403) {
-    const { error, scope } = extractWWWAuthenticateParams(response)
-    if (error === "insufficient_scope" && scope !== undefined) connection.insufficientScope = scope
+const scopeWatchingFetch = (connection: Connection, broke?: (error: EventStreamBroken) => void) =>
+  async (url: string | URL, init?: RequestInit): Promise<Response> => {
+    const response = await fetch(url, init)
+    if (response.status === 403) {
+      const { error, scope } = extractWWWAuthenticateParams(response)
+      if (error === "insufficient_scope" && scope !== undefined) connection.insufficientScope = scope
+    }
+    return broke === undefined ? response : watchEventStream(response, init?.signal, broke)
   }
-  return response
+
+/** An event stream that tells `broke` how it broke off, unless its request was aborted (the client closing). */
+const watchEventStream = (
+  response: Response,
+  signal: AbortSignal | null | undefined,
+  broke: (error: EventStreamBroken) => void
+): Response => {
+  const body = response.body
+  if (body === null || !response.ok || response.headers.get("content-type")?.includes("text/event-stream") !== true) {
+    return response
+  }
+  const reader = body.getReader()
+  const watched = new ReadableStream<Uint8Array>({
+    pull: (controller) =>
+      reader.read().then(
+        (chunk) => chunk.done ? controller.close() : controller.enqueue(chunk.value),
+        (error: unknown) => {
+          if (signal?.aborted !== true) broke(new EventStreamBroken(error))
+          controller.error(error)
+        }
+      ),
+    cancel: (reason) => reader.cancel(reason)
+  })
+  return new Response(watched, { status: response.status, statusText: response.statusText, headers: response.headers })
 }
 
 /** Where a call's binary content is saved; the path is worked out only for a result that has some. */
@@ -485,24 +520,23 @@ export const make = (options: Options) =>
           })
           return { transport, logFd, offset }
         }
-        case "http":
-          return {
-            transport: new StreamableHTTPClientTransport(new URL(config.url), {
-              requestInit: { headers: { ...config.headers } },
-              ...authOption(connection.entry.name, config),
-              fetch: scopeWatchingFetch(connection),
-              // A stream the server closes cleanly is resumed (honouring its `retry`); a broken one is
-              // detected by the errors below and the connection is closed at once.
-              reconnectionOptions: {
-                maxRetries: 2,
-                initialReconnectionDelay: 500,
-                maxReconnectionDelay: 30_000,
-                reconnectionDelayGrowFactor: 1.5
-              }
-            }),
-            logFd: undefined,
-            offset: 0
-          }
+        case "http": {
+          const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(new URL(config.url), {
+            requestInit: { headers: { ...config.headers } },
+            ...authOption(connection.entry.name, config),
+            // A broken stream reaches `client.onerror` as any transport error does.
+            fetch: scopeWatchingFetch(connection, (error) => transport.onerror?.(error)),
+            // A stream the server closes cleanly is resumed (honouring its `retry`); a broken one is
+            // detected by the errors below and the connection is closed at once.
+            reconnectionOptions: {
+              maxRetries: 2,
+              initialReconnectionDelay: 500,
+              maxReconnectionDelay: 30_000,
+              reconnectionDelayGrowFactor: 1.5
+            }
+          })
+          return { transport, logFd: undefined, offset: 0 }
+        }
         case "sse":
           return {
             transport: new SSEClientTransport(new URL(config.url), {
@@ -652,9 +686,9 @@ export const make = (options: Options) =>
         const info = client.getServerVersion()
         connection.serverInfo = info === undefined ? undefined : { name: info.name, version: info.version }
         client.onclose = () => onConnectionLost(connection, client, "the server closed the connection")
+        // Other errors come here too, such as the SDK not knowing our own progress tokens; they are not
+        // connection failures.
         client.onerror = (error) => {
-          // Our own progress tokens are unknown to the SDK, which says so here; that is expected.
-          if (error.message.startsWith("Received a progress notification")) return
           if (connection.entry.config.type !== "stdio" && isConnectionLost(error)) {
             // The SDK reports a failed send here before the ping rejects: say what broke, for the calls.
             if (connection.pinging && connection.client === client) connection.unresponsive = pingFailed(error)
@@ -699,7 +733,8 @@ export const make = (options: Options) =>
           if (answer._tag === "Right") continue
           const error = answer.left.error
           const unanswered = error instanceof McpError && error.code === ErrorCode.RequestTimeout
-          // An HTTP error status (429, 502 from a proxy) or a JSON-RPC error is an answer.
+          // Any other failure is an answer: a JSON-RPC error (-32601 from a server without ping), an HTTP
+          // error status (429, 502 from a proxy).
           if (!unanswered && !isConnectionLost(error)) continue
           if (connection.client !== client) return
           const reason = unanswered

@@ -143,18 +143,36 @@ describe("McpClientManager over streamable HTTP", () => {
       assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
     }))
 
-  it.scopedLive("a ping answered with HTTP 429 or 502 means the server is alive: the call runs to its end", () =>
+  it.scopedLive("a ping answered with HTTP 429 or 502, or a JSON-RPC error, means the server is alive: the call runs to its end", () =>
     Effect.gen(function*() {
-      for (const status of ["429", "502"]) {
+      // The answers' texts name network failures (ECONNREFUSED, ECONNRESET), but they came over the connection.
+      for (const status of ["429", "502", "method-not-found", "upstream-error"]) {
         const { port } = yield* startScripted("http", 0, ["--ping", status])
         const { call, manager } = yield* runtimeFor(
           { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
           { heartbeat: { intervalMs: 200, timeoutMs: 700 } }
         )
         const done = yield* call("mcp__web__sleep-silently", { ms: 1_500 })
-        assert.strictEqual(done.text, "slept 1500 ms silently")
-        assert.strictEqual(manager.servers()[0].state, "connected")
+        assert.strictEqual(done.text, "slept 1500 ms silently", status)
+        assert.strictEqual(manager.servers()[0].state, "connected", status)
       }
+    }))
+
+  it.scopedLive("a call's event stream broken off under a live server fails the call and drops the connection", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http", 0, ["--cut-call-streams"])
+      const { call, manager } = yield* runtimeFor(
+        { web: { type: "http", url: `http://127.0.0.1:${port}/mcp` } },
+        { reconnect: { maxAttempts: 0, initialDelayMs: 50 } }
+      )
+      // The server still answers pings: only the stream's break can end this call before its timeout.
+      const cut = yield* call("mcp__web__slow", { ms: 600_000 })
+      assert.strictEqual(
+        cut.text,
+        `<tool_use_error>MCP server "web" closed the connection while mcp__web__slow was running.</tool_use_error>`
+      )
+      assert.strictEqual(manager.servers()[0].state, "failed")
+      assert.strictEqual(manager.servers()[0].error, "connection lost: SSE stream disconnected: TypeError: terminated")
     }))
 
   it.scopedLive("a ping whose connection breaks fails the call with what happened", () =>
