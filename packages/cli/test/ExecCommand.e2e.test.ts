@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -94,6 +94,33 @@ describe("toolwright exec (the built CLI)", () => {
         "permission_request",
         "tool_result",
         "error"
+      ])
+    }))
+
+  it.scopedLive("a hook's systemMessage is a hook_message line for the peer, before the call's result", () =>
+    Effect.gen(function*() {
+      const project = mkdtempSync(join(tmpdir(), "tw-exec-hook-"))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(project, { recursive: true, force: true })))
+      mkdirSync(join(project, ".toolwright"))
+      writeFileSync(
+        join(project, ".toolwright", "settings.json"),
+        JSON.stringify({
+          hooks: {
+            PostToolUse: [{
+              matcher: "Read",
+              hooks: [{ type: "command", command: `echo '{"systemMessage":"read noted"}'` }]
+            }]
+          }
+        })
+      )
+      writeFileSync(join(project, "a.txt"), "a\n")
+      const exec = yield* startExec(["--cwd", project])
+      yield* exec.send({ type: "tool_use", id: "h1", name: "Read", input: { file_path: "a.txt" } })
+      yield* exec.next((line) => line.type === "tool_result" && line.tool_use_id === "h1")
+      const lines = exec.lines.filter((line) => line.tool_use_id === "h1").map((line) => line.type === "tool_result" ? line.type : line)
+      assert.deepStrictEqual(lines, [
+        { type: "hook_message", tool_use_id: "h1", tool_name: "Read", hook_event_name: "PostToolUse", message: "read noted" },
+        "tool_result"
       ])
     }))
 

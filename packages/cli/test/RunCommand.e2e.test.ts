@@ -129,7 +129,7 @@ describe("toolwright run", () => {
 })
 
 describe("toolwright run: PostToolUse hooks", () => {
-  it("get Claude Code's tool_response: Read's file, Bash's stdout, Write's filePath", () =>
+  it("get Claude Code's tool_response: Read's file, Bash's stdout, Write's filePath; a systemMessage goes to stderr", () =>
     withDir((dir) => {
       const seen = join(dir, "seen.json")
       mkdirSync(join(dir, ".toolwright"))
@@ -138,7 +138,10 @@ describe("toolwright run: PostToolUse hooks", () => {
         JSON.stringify({
           permissions: { allow: ["Bash", "Write"] },
           hooks: {
-            PostToolUse: [{ matcher: "Read|Bash|Write", hooks: [{ type: "command", command: `cat > ${seen}` }] }]
+            PostToolUse: [{
+              matcher: "Read|Bash|Write",
+              hooks: [{ type: "command", command: `cat > ${seen}; echo '{"systemMessage":"seen by the hook"}'` }]
+            }]
           }
         })
       )
@@ -146,6 +149,9 @@ describe("toolwright run: PostToolUse hooks", () => {
       const responseOf = (tool: string, input: unknown) => {
         const result = toolwright(["run", tool, "--cwd", dir, "--input", JSON.stringify(input)])
         assert.strictEqual(result.code, 0, result.stderr)
+        // The hook's systemMessage is for the user: stderr, not the result on stdout.
+        assert.strictEqual(result.stderr, "[PostToolUse hook] seen by the hook\n")
+        assert.notInclude(result.stdout, "seen by the hook")
         return JSON.parse(readFileSync(seen, "utf8")).tool_response
       }
       assert.deepStrictEqual(responseOf("Read", { file_path: "notes.txt" }), {

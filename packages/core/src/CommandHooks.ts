@@ -101,6 +101,12 @@ const contextOf = (json: Record<string, unknown>): { readonly additionalContext?
   return typeof context === "string" && context !== "" ? { additionalContext: [context] } : {}
 }
 
+/** `systemMessage`, for the user's eyes: any event's hook may give one. */
+const messageOf = (json: Record<string, unknown>): { readonly systemMessages?: ReadonlyArray<string> } =>
+  typeof json.systemMessage === "string" && json.systemMessage.trim() !== ""
+    ? { systemMessages: [json.systemMessage.trim()] }
+    : {}
+
 /** Reads a PreToolUse hook's run the way Claude Code does. */
 export const interpretPre = (hook: CommandHook, run: HookRun): Effect.Effect<ToolHooks.PreToolUseOutcome> => {
   if (run.exitCode === 2) {
@@ -128,7 +134,8 @@ export const interpretPre = (hook: CommandHook, run: HookRun): Effect.Effect<Too
     ...(reason !== undefined && reason !== "" ? { reason } : {}),
     ...(isRecord(out.updatedInput) ? { updatedInput: out.updatedInput } : {}),
     ...contextOf(json),
-    ...stopOf(json)
+    ...stopOf(json),
+    ...messageOf(json)
   }
   return invalid
     ? Effect.as(
@@ -155,7 +162,7 @@ export const interpretPost = (hook: CommandHook, run: HookRun): Effect.Effect<To
   const block = json.decision === "block"
     ? { block: { reason: typeof json.reason === "string" && json.reason !== "" ? json.reason : "blocked by a hook" } }
     : {}
-  return Effect.succeed({ ...block, ...contextOf(json), ...stopOf(json) })
+  return Effect.succeed({ ...block, ...contextOf(json), ...stopOf(json), ...messageOf(json) })
 }
 
 const logNonBlocking = (hook: CommandHook, run: HookRun) =>
@@ -402,9 +409,12 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
           { ...base("PermissionDenied", tool, input, context), reason },
           context,
           interpretPost
-        ).pipe(Effect.map((outcomes) => ToolHooks.combinePost(outcomes.map(({ additionalContext }) =>
-          additionalContext === undefined ? {} : { additionalContext }
-        ))))
+        ).pipe(Effect.map((outcomes) =>
+          ToolHooks.combinePost(outcomes.map(({ additionalContext, systemMessages }) => ({
+            ...(additionalContext === undefined ? {} : { additionalContext }),
+            ...(systemMessages === undefined ? {} : { systemMessages })
+          })))
+        ))
     } satisfies ToolHooks.Service
   })
 

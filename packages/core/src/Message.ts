@@ -90,7 +90,19 @@ export const ToolResult = Schema.TaggedStruct("ToolResult", {
 })
 export type ToolResult = typeof ToolResult.Type
 
-export const RuntimeEvent = Schema.Union(Progress, PermissionRequest, ToolResult)
+/**
+ * A hook's `systemMessage` (Claude Code's name): a note for the user about this call, such as a formatter's
+ * warning. The model never sees it; `hookEventName` says which hook event gave it.
+ */
+export const HookMessage = Schema.TaggedStruct("HookMessage", {
+  toolUseId: Schema.String,
+  toolName: Schema.String,
+  hookEventName: Schema.String,
+  message: Schema.String
+})
+export type HookMessage = typeof HookMessage.Type
+
+export const RuntimeEvent = Schema.Union(Progress, PermissionRequest, HookMessage, ToolResult)
 export type RuntimeEvent = typeof RuntimeEvent.Type
 
 /** Builds a tool_result block. */

@@ -18,10 +18,14 @@ export interface PreToolUseOutcome {
   readonly additionalContext?: ReadonlyArray<string>
   /** `continue: false`: the call does not run and the agent should stop. */
   readonly stop?: { readonly reason: string }
+  /** Claude Code's `systemMessage`: shown to the user (a `HookMessage` event), never to the model. */
+  readonly systemMessages?: ReadonlyArray<string>
 }
 
 export interface PostToolUseOutcome {
   readonly additionalContext?: ReadonlyArray<string>
+  /** Claude Code's `systemMessage`: shown to the user (a `HookMessage` event), never to the model. */
+  readonly systemMessages?: ReadonlyArray<string>
   /** `decision: "block"`: the reason is shown to the model with the result. */
   readonly block?: { readonly reason: string }
   readonly stop?: { readonly reason: string }
@@ -114,12 +118,14 @@ export const combinePre = (outcomes: ReadonlyArray<PreToolUseOutcome>): PreToolU
   const updated = outcomes.filter((outcome) => outcome.updatedInput !== undefined)
   const context = outcomes.flatMap((outcome) => outcome.additionalContext ?? [])
   const stops = outcomes.flatMap((outcome) => (outcome.stop === undefined ? [] : [outcome.stop.reason]))
+  const messages = outcomes.flatMap((outcome) => outcome.systemMessages ?? [])
   return {
     ...(decision !== undefined ? { permissionDecision: decision } : {}),
     ...(reasons.length > 0 ? { reason: reasons.join("\n") } : {}),
     ...(updated.length > 0 ? { updatedInput: updated[updated.length - 1].updatedInput } : {}),
     ...(context.length > 0 ? { additionalContext: context } : {}),
-    ...(stops.length > 0 ? { stop: { reason: stops.join("\n") } } : {})
+    ...(stops.length > 0 ? { stop: { reason: stops.join("\n") } } : {}),
+    ...(messages.length > 0 ? { systemMessages: messages } : {})
   }
 }
 
@@ -128,10 +134,12 @@ export const combinePost = (outcomes: ReadonlyArray<PostToolUseOutcome>): PostTo
   const context = outcomes.flatMap((outcome) => outcome.additionalContext ?? [])
   const blocks = outcomes.flatMap((outcome) => (outcome.block === undefined ? [] : [outcome.block.reason]))
   const stops = outcomes.flatMap((outcome) => (outcome.stop === undefined ? [] : [outcome.stop.reason]))
+  const messages = outcomes.flatMap((outcome) => outcome.systemMessages ?? [])
   return {
     ...(context.length > 0 ? { additionalContext: context } : {}),
     ...(blocks.length > 0 ? { block: { reason: blocks.join("\n") } } : {}),
-    ...(stops.length > 0 ? { stop: { reason: stops.join("\n") } } : {})
+    ...(stops.length > 0 ? { stop: { reason: stops.join("\n") } } : {}),
+    ...(messages.length > 0 ? { systemMessages: messages } : {})
   }
 }
 

@@ -159,14 +159,34 @@ class Call {
       : this.failWith(`${this.toolName} failed inside the runtime: ${formatCause(cause)}`)
   }
 
+  /** Hooks' `systemMessage`s reach the user as `HookMessage` events, in order, before the call goes on. */
+  tell(tool: Tool.Any, event: string, messages: ReadonlyArray<string> | undefined, next: () => Step): Step {
+    if (messages === undefined || messages.length === 0) return next()
+    return Effect.zipRight(
+      Effect.forEach(
+        messages,
+        (message) =>
+          this.emit({ _tag: "HookMessage", toolUseId: this.toolUseId, toolName: tool.name, hookEventName: event, message }),
+        { discard: true }
+      ),
+      Effect.suspend(next)
+    )
+  }
+
   /** A denied call does not run; PermissionDenied hooks hear why and may add context for the model. */
   denied(tool: Tool.Any, input: unknown, context: ToolUseContext, message: string): Step {
     const hooks = this.stages.hooks
     return hooks.permissionDenied === undefined
       ? Effect.succeed(this.finish(message, true))
-      : Effect.map(
+      : Effect.flatMap(
         hooks.permissionDenied(tool, input, message, context),
-        (outcome) => this.finish(withContext(message, outcome.additionalContext ?? []), true)
+        (outcome) =>
+          this.tell(
+            tool,
+            "PermissionDenied",
+            outcome.systemMessages,
+            () => Effect.succeed(this.finish(withContext(message, outcome.additionalContext ?? []), true))
+          )
       )
   }
 
@@ -186,7 +206,7 @@ class Call {
   preHooks(tool: Tool.Any, context: ToolUseContext, input: unknown): Step {
     return andThen(
       this.stages.hooks.preToolUse(tool, input, context),
-      (pre) => this.afterPreHooks(tool, context, input, pre)
+      (pre) => this.tell(tool, "PreToolUse", pre.systemMessages, () => this.afterPreHooks(tool, context, input, pre))
     )
   }
 
@@ -308,7 +328,13 @@ class Call {
         (content) =>
           andThen(
             hooks.postToolUse(tool, input, content, context, callMs, exit.value),
-            (post) => Effect.succeed(this.finish(withHookContext(content, pre, post, true), false))
+            (post) =>
+              this.tell(
+                tool,
+                "PostToolUse",
+                post.systemMessages,
+                () => Effect.succeed(this.finish(withHookContext(content, pre, post, true), false))
+              )
           )
       )
     }
@@ -316,7 +342,13 @@ class Call {
     const message = interrupted ? interruptedMessage(tool) : formatCause(exit.cause)
     return andThen(
       hooks.postToolUseFailure(tool, input, message, context, callMs, interrupted),
-      (post) => Effect.succeed(this.finish(withHookContext(wrapToolUseError(message), pre, post, false), true))
+      (post) =>
+        this.tell(
+          tool,
+          "PostToolUseFailure",
+          post.systemMessages,
+          () => Effect.succeed(this.finish(withHookContext(wrapToolUseError(message), pre, post, false), true))
+        )
     )
   }
 }

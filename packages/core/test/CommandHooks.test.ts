@@ -330,6 +330,40 @@ describe("CommandHooks in the pipeline", () => {
       assert.strictEqual(yield* responseOf("Echo", { text: "x" }), "echo: x")
     }))
 
+  it.live("a hook's systemMessage reaches the user as a HookMessage event, never the model", () =>
+    Effect.gen(function*() {
+      const say = (event: string, text: string) =>
+        `echo '{"systemMessage":"${text}"${event === "PreToolUse" ? ',"hookSpecificOutput":{"permissionDecision":"allow"}' : ""}}'`
+      const events = yield* Effect.flatMap(ToolRuntime.ToolRuntime, (rt) =>
+        rt.runToolUse({ type: "tool_use", id: "t1", name: "Echo", input: { text: "x" } }, context).pipe(
+          Stream.runCollect
+        )).pipe(
+          Effect.provide(runtimeWith([
+            hook("PreToolUse", say("PreToolUse", "checked the input")),
+            hook("PostToolUse", say("PostToolUse", "  formatted it  ")),
+            hook("PostToolUse", `echo '{"systemMessage":""}'`)
+          ]))
+        )
+      assert.deepStrictEqual(Array.from(events).map((event) => event._tag === "ToolResult" ? event.result : event), [
+        { _tag: "HookMessage", toolUseId: "t1", toolName: "Echo", hookEventName: "PreToolUse", message: "checked the input" },
+        { _tag: "HookMessage", toolUseId: "t1", toolName: "Echo", hookEventName: "PostToolUse", message: "formatted it" },
+        { type: "tool_result", tool_use_id: "t1", content: "echo: x" }
+      ])
+      const denied = yield* Effect.flatMap(ToolRuntime.ToolRuntime, (rt) =>
+        rt.runToolUse({ type: "tool_use", id: "t2", name: "Echo", input: { text: "x" } }, context).pipe(
+          Stream.runCollect
+        )).pipe(
+          Effect.provide(runtimeWith([
+            hook("PreToolUse", "echo 'no' >&2; exit 2"),
+            hook("PermissionDenied", say("PermissionDenied", "told the team"))
+          ]))
+        )
+      assert.deepStrictEqual(Array.from(denied).map((event) => event._tag === "ToolResult" ? event.result : event), [
+        { _tag: "HookMessage", toolUseId: "t2", toolName: "Echo", hookEventName: "PermissionDenied", message: "told the team" },
+        { type: "tool_result", tool_use_id: "t2", content: "no", is_error: true }
+      ])
+    }))
+
   it.live("PermissionDenied hooks hear why a call was denied and may add context for the model", () =>
     Effect.gen(function*() {
       const seen = path.join(dir, "denied.json")

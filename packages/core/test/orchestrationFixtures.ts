@@ -118,6 +118,8 @@ export const describeEvents = (events: ReadonlyArray<Message.RuntimeEvent>, keys
         return `progress:${String(event.data)}`
       case "PermissionRequest":
         return `ask:${keys.get(event.toolUseId) ?? event.toolUseId}`
+      case "HookMessage":
+        return `hook:${keys.get(event.toolUseId) ?? event.toolUseId}:${event.message}`
       case "ToolResult":
         return `result:${keys.get(event.toolUseId) ?? event.toolUseId}:${String(event.result.content)}`
     }

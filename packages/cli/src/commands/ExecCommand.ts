@@ -55,6 +55,14 @@ export const eventLine = (event: Message.RuntimeEvent): Record<string, unknown> 
         message: event.message,
         suggestions: event.suggestions
       }
+    case "HookMessage":
+      return {
+        type: "hook_message",
+        tool_use_id: event.toolUseId,
+        tool_name: event.toolName,
+        hook_event_name: event.hookEventName,
+        message: event.message
+      }
     case "ToolResult":
       return {
         type: "tool_result",

@@ -86,6 +86,8 @@ export const command = Command.make(
               // Not announced here: a PermissionRequest hook may answer it, the terminal prompt shows it when
               // someone is asked, and when nobody can answer the result says why and how to allow it.
               return Effect.void
+            case "HookMessage":
+              return Console.error(`[${event.hookEventName} hook] ${event.message}`)
             case "ToolResult":
               isError = event.result.is_error === true
               return options.json
