@@ -272,13 +272,6 @@ interface AttemptFailure {
 }
 
 /**
- * One call in flight: its progress listener (progress is read off the transport under our own token: the
- * SDK dispatches notifications a tick late and drops any that arrive just before the response), its idle
- * timer (reset by each progress report) and its cancellation, as plain callbacks. This is on every call's
- * path, and each fiber, controller or listener costs microseconds; the fiber that reports progress is made
- * only when a server reports some.
- */
-/**
  * What the SDK's `Protocol.request` reads of a call's AbortSignal: `aborted`, `reason`, `throwIfAborted()` and
  * one `abort` listener, which sends notifications/cancelled and rejects the call. Node's AbortSignal is an
  * EventTarget that costs ~6 µs to make, a fifth of a small call's whole way through the pipeline; the
@@ -306,6 +299,13 @@ class CallSignal {
   }
 }
 
+/**
+ * One call in flight: its progress listener (progress is read off the transport under our own token: the
+ * SDK dispatches notifications a tick late and drops any that arrive just before the response), its idle
+ * timer (reset by each progress report) and its cancellation, as plain callbacks. This is on every call's
+ * path, and each fiber, controller or listener costs microseconds; the fiber that reports progress is made
+ * only when a server reports some.
+ */
 class PendingCall {
   readonly token = `toolwright-${nextProgressToken++}`
   readonly cancel = new CallSignal()
