@@ -66,6 +66,14 @@ describe("toolwright run", () => {
       })
     }))
 
+  it("reads a number or boolean sent as a string as Claude Code does (\"offset\": \"2\")", () =>
+    withDir((dir) => {
+      writeFileSync(join(dir, "notes.txt"), "alpha\nbeta\ngamma\n")
+      const result = toolwright(["run", "Read", "--cwd", dir, "--input", `{"file_path":"notes.txt","offset":"2","limit":"1"}`])
+      assert.strictEqual(result.code, 0, result.stdout)
+      assert.strictEqual(result.stdout, "2\tbeta\n")
+    }))
+
   it("exits 1 on invalid input, listing every problem", () =>
     withDir((dir) => {
       const result = toolwright(["run", "Read", "--cwd", dir, "--input", `{"limit":"x","bogus":1}`])

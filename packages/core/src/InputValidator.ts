@@ -178,12 +178,81 @@ const decoderFor = (schema: Schema.Schema.AnyNoContext) => {
   return decoder
 }
 
+/** The scalar kinds a property's type admits besides a string: what a string sent for it may stand for. */
+const scalarKinds = (ast: SchemaAST.AST): { number: boolean; boolean: boolean; string: boolean } => {
+  switch (ast._tag) {
+    case "NumberKeyword":
+      return { number: true, boolean: false, string: false }
+    case "BooleanKeyword":
+      return { number: false, boolean: true, string: false }
+    case "StringKeyword":
+    case "TemplateLiteral":
+      return { number: false, boolean: false, string: true }
+    case "Refinement":
+      return scalarKinds(ast.from)
+    case "Transformation":
+      return scalarKinds(ast.from)
+    case "Union": {
+      const kinds = { number: false, boolean: false, string: false }
+      for (const member of ast.types) {
+        const inner = scalarKinds(member)
+        kinds.number ||= inner.number
+        kinds.boolean ||= inner.boolean
+        kinds.string ||= inner.string
+      }
+      return kinds
+    }
+    default:
+      return { number: false, boolean: false, string: false }
+  }
+}
+
+const NUMBER_TEXT = /^-?\d+(\.\d+)?$/
+
+/**
+ * Claude Code's semantic coercion: models now and then send `"3"` for 3 and `"true"` for true. A top-level
+ * property typed as a number (or boolean), and not also as a string, takes the value its string spells
+ * exactly; anything else is left for the decoder to refuse. `undefined` when nothing changed.
+ */
+export const coerceScalars = (ast: SchemaAST.AST, input: unknown): Record<string, unknown> | undefined => {
+  if (ast._tag === "Transformation" || ast._tag === "Refinement") return coerceScalars(ast.from, input)
+  if (ast._tag !== "TypeLiteral" || typeof input !== "object" || input === null || Array.isArray(input)) {
+    return undefined
+  }
+  let coerced: Record<string, unknown> | undefined
+  for (const property of ast.propertySignatures) {
+    const value = (input as Record<PropertyKey, unknown>)[property.name]
+    if (typeof value !== "string") continue
+    const kinds = scalarKinds(property.type)
+    if (kinds.string) continue
+    const next = kinds.number && NUMBER_TEXT.test(value)
+      ? Number(value)
+      : kinds.boolean && (value === "true" || value === "false")
+      ? value === "true"
+      : undefined
+    if (next === undefined) continue
+    coerced ??= { ...(input as Record<string, unknown>) }
+    coerced[property.name as string] = next
+  }
+  return coerced
+}
+
 /** Decodes `input` against the tool's Schema, reporting every problem at once. */
 export const decodeInput = (tool: Tool.Any, input: unknown): Effect.Effect<unknown, InputValidationError> => {
-  const result = decoderFor(tool.inputSchema)(input)
+  const decode = decoderFor(tool.inputSchema)
+  const result = decode(input)
   if (result._tag === "Right") return Effect.succeed(result.right)
-  const issues = describeIssues(result.left)
-  const lines = issues.length === 0 ? [ParseResult.TreeFormatter.formatIssueSync(result.left)] : issues
+  // Only on the way to an error: a valid input pays nothing for it.
+  let failure = result.left
+  const coerced = coerceScalars(tool.inputSchema.ast, input)
+  if (coerced !== undefined) {
+    const again = decode(coerced)
+    if (again._tag === "Right") return Effect.succeed(again.right)
+    // What is still wrong once the strings are read as Claude Code reads them.
+    failure = again.left
+  }
+  const issues = describeIssues(failure)
+  const lines = issues.length === 0 ? [ParseResult.TreeFormatter.formatIssueSync(failure)] : issues
   return Effect.fail(
     new InputValidationError({
       toolName: tool.name,

@@ -48,12 +48,47 @@ describe("InputValidator", () => {
   it.effect("every problem at once: missing, mistyped, unexpected", () =>
     Effect.gen(function*() {
       assert.strictEqual(
-        yield* failure(Read, { limit: "10", bogus: true }),
+        yield* failure(Read, { limit: "ten", bogus: true }),
         "InputValidationError: Read failed due to the following issues:\n" +
           "The required parameter `file_path` is missing\n" +
           "The parameter `limit` type is expected as `number` but provided as `string`\n" +
           "An unexpected parameter `bogus` was provided"
       )
+    }))
+
+  it.effect("numbers and booleans sent as strings are read as Claude Code reads them; nothing else is", () =>
+    Effect.gen(function*() {
+      const Flags = Tool.make({
+        name: "Flags",
+        description: "Has scalar parameters",
+        input: Schema.Struct({
+          count: Schema.Number.pipe(Schema.int()),
+          ratio: Schema.optional(Schema.Number),
+          all: Schema.optional(Schema.Boolean),
+          label: Schema.optional(Schema.Union(Schema.String, Schema.Number))
+        }),
+        call: () => Effect.succeed("")
+      })
+      const decoded = yield* InputValidator.make.validate(
+        Flags,
+        { count: "3", ratio: "-0.5", all: "false", label: "7" },
+        context
+      )
+      assert.deepStrictEqual(decoded, { count: 3, ratio: -0.5, all: false, label: "7" })
+      // Only exact spellings: no hex, exponent, spaces or other words; the error names what is still wrong.
+      for (const [count, all] of [["0x10", "true"], ["1e3", "true"], [" 3", "true"], ["3", "yes"], ["3", "True"]]) {
+        const message = yield* failure(Flags, { count, all })
+        assert.strictEqual(
+          message,
+          count === "3"
+            ? "InputValidationError: Flags failed due to the following issue:\n" +
+              "The parameter `all` type is expected as `boolean` but provided as `string`"
+            : "InputValidationError: Flags failed due to the following issue:\n" +
+              "The parameter `count` type is expected as `number` but provided as `string`"
+        )
+      }
+      // A string that spells a number the refinement refuses is refused for that.
+      assert.include(yield* failure(Flags, { count: "2.5" }), "`count`")
     }))
 
   it.effect("refinements say what was expected", () =>

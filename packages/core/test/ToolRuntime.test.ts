@@ -50,7 +50,7 @@ describe("ToolRuntime", () => {
 
   it.effect("validation lists every problem", () =>
     Effect.gen(function*() {
-      const [event] = yield* run("Echo", { times: "3", bogus: 1 })
+      const [event] = yield* run("Echo", { times: "three", bogus: 1 })
       assert(event._tag === "ToolResult")
       assert.strictEqual(
         event.result.content,
