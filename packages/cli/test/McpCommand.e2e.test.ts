@@ -81,7 +81,7 @@ describe("toolwright mcp", () => {
       ["scripted", "connected"],
       ["remote", "failed"]
     ])
-    assert.strictEqual(servers[0].tools, 15)
+    assert.strictEqual(servers[0].tools, 16)
     assert.match(servers[1].error ?? "", /fetch failed|ECONNREFUSED/)
 
     const got = toolwright("mcp", "get", "scripted", "--cwd", dir)
