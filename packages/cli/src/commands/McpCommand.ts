@@ -10,6 +10,7 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as CliOptions from "../CliOptions.js"
 import { UsageError } from "../CliError.js"
+import * as FileLock from "../FileLock.js"
 import {
   makeSession,
   mcpLayer,
@@ -42,6 +43,19 @@ const pairs = (items: ReadonlyArray<string>, separator: string, trim: boolean): 
   }
   return record
 }
+
+/**
+ * Edits `.mcp.json` through `update` holding its lock: `mcp add` and `mcp remove` each read, change and
+ * rewrite the file, so two run at once would otherwise keep only one of their changes.
+ */
+const editProjectFile = (
+  cwd: string,
+  update: (servers: Record<string, unknown>) => Effect.Effect<Record<string, unknown>, McpConfig.McpConfigFileError>
+): Effect.Effect<string, UsageError> =>
+  FileLock.withLock(McpConfig.projectFile(cwd), McpConfig.updateProjectFile(cwd, update)).pipe(
+    Effect.mapError((error) => new UsageError({ message: error.message }))
+  )
+
 export const list = Command.make(
   "list",
   { json: CliOptions.json, cwd: CliOptions.cwd, settings: CliOptions.settings },
@@ -232,7 +246,7 @@ export const add = Command.make(
       const checked = McpConfig.parseEntry(options.name, entry, ".mcp.json", anyVariable)
       if (checked instanceof McpConfig.McpConfigError) return yield* new UsageError({ message: checked.message })
       const cwd = projectDir(options.cwd)
-      const file = yield* McpConfig.updateProjectFile(cwd, (servers) =>
+      const file = yield* editProjectFile(cwd, (servers) =>
         options.name in servers
           ? Effect.fail(
             new McpConfig.McpConfigFileError({
@@ -242,9 +256,7 @@ export const add = Command.make(
               }. Remove it first with: toolwright mcp remove ${options.name}`
             })
           )
-          : Effect.succeed({ ...servers, [options.name]: entry })).pipe(
-          Effect.mapError((error) => new UsageError({ message: error.message }))
-        )
+          : Effect.succeed({ ...servers, [options.name]: entry }))
       yield* Console.log(`Added ${type} MCP server "${options.name}" to ${file}`)
       const shadowing = yield* settingsDefining(cwd, options.name)
       if (shadowing.length > 0) {
@@ -262,7 +274,7 @@ export const remove = Command.make(
   ({ cwd, name }) =>
     Effect.gen(function*() {
       const dir = projectDir(cwd)
-      const file = yield* McpConfig.updateProjectFile(dir, (servers) => {
+      const file = yield* editProjectFile(dir, (servers) => {
         if (!(name in servers)) {
           return Effect.flatMap(settingsDefining(dir, name), (defining) =>
             Effect.fail(
@@ -276,7 +288,7 @@ export const remove = Command.make(
         }
         const { [name]: _, ...rest } = servers
         return Effect.succeed(rest)
-      }).pipe(Effect.mapError((error) => new UsageError({ message: error.message })))
+      })
       yield* Console.log(`Removed MCP server "${name}" from ${file}`)
     })
 ).pipe(Command.withDescription("Remove a server from the project's .mcp.json"))
