@@ -35,6 +35,16 @@ const toolwright = (...args: Array<string>) => {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/** Each `mcp add ARGS` is a usage error with exactly that message, and writes no .mcp.json. */
+const assertAddRefused = (project: string, cases: ReadonlyArray<[Array<string>, string]>) => {
+  for (const [args, message] of cases) {
+    const added = toolwright("mcp", "add", ...args, "--cwd", project)
+    assert.strictEqual(added.code, 2, args.join(" "))
+    assert.strictEqual(added.stderr, `Error: ${message}\n`)
+    assert.isFalse(existsSync(join(project, ".mcp.json")))
+  }
+}
+
 /** An MCP SDK client connected to `toolwright mcp serve --cwd project` over stdio, closed with the scope. */
 const serveClient = (project: string) =>
   Effect.gen(function*() {
@@ -132,16 +142,37 @@ describe("toolwright mcp", () => {
       [["local", "--env", "NOEQUALS", "--", "node", "server.js"], `--env "NOEQUALS" is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`],
       [["events", "--transport", "sse", "--", "node", "server.js"], "An sse server needs --url, e.g. --url https://example.com/mcp"]
     ]
-    for (const [args, message] of cases) {
-      const added = toolwright("mcp", "add", ...args, "--cwd", project)
-      assert.strictEqual(added.code, 2, args.join(" "))
-      assert.strictEqual(added.stderr, `Error: ${message}\n`)
-      assert.isFalse(existsSync(join(project, ".mcp.json")))
-    }
+    assertAddRefused(project, cases)
     const added = toolwright("mcp", "add", "local", "--env", "A=1", "--env", "B=x=y", "--cwd", project, "--", "node", "s.js")
     assert.strictEqual(added.code, 0, added.stderr)
     assert.deepStrictEqual(JSON.parse(readFileSync(join(project, ".mcp.json"), "utf8")), {
       mcpServers: { local: { type: "stdio", command: "node", args: ["s.js"], env: { A: "1", B: "x=y" } } }
+    })
+  })
+
+  it("add refuses an --env or --header name given twice instead of keeping only the last value", () => {
+    const project = mkdtempSync(join(dir, "repeated-"))
+    const cases: Array<[Array<string>, string]> = [
+      [
+        ["local", "--env", "K=1", "--env", "OTHER=x", "--env", "K=2", "--", "node", "s.js"],
+        `--env "K" is given more than once: give each variable once.`
+      ],
+      [
+        ["remote", "--url", "https://example.com/mcp", "--header", "X-Key: a", "--header", "X-Key: b"],
+        `--header "X-Key" is given more than once: give each header once.`
+      ],
+      [
+        ["remote", "--url", "https://example.com/mcp", "--header", "X-Key: a", "--header", " x-key : b"],
+        `--header "x-key" is given more than once (as "X-Key"; header names ignore case): give each header once.`
+      ]
+    ]
+    assertAddRefused(project, cases)
+    // Environment variable names are case-sensitive: k and K are two variables.
+    const added = toolwright("mcp", "add", "local", "--env", "K=1", "--env", "k=2", "--cwd", project, "--", "node", "s.js")
+    assert.strictEqual(added.code, 0, added.stderr)
+    assert.deepStrictEqual(JSON.parse(readFileSync(join(project, ".mcp.json"), "utf8")).mcpServers.local.env, {
+      K: "1",
+      k: "2"
     })
   })
 

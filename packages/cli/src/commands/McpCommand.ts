@@ -31,15 +31,37 @@ const describeConfig = (config: McpConfig.ServerConfig | undefined): string => {
 }
 
 
-/** `KEY=VALUE` (`--env`) or `Name: value` (`--header`) items as a record, or the first item without a name. */
-const pairs = (items: ReadonlyArray<string>, separator: string, trim: boolean): Record<string, string> | string => {
+/**
+ * `KEY=VALUE` (`--env`) or `Name: value` (`--header`) items as a record; else the usage error for the first
+ * item without a name or the first name given twice, which would silently keep only the last value.
+ */
+const pairs = (items: ReadonlyArray<string>, kind: "env" | "header"): Record<string, string> | UsageError => {
   const record: Record<string, string> = {}
+  const seen = new Map<string, string>()
   for (const item of items) {
-    const at = item.indexOf(separator)
-    if (at <= 0) return item
-    const name = item.slice(0, at)
-    const value = item.slice(at + 1)
-    record[trim ? name.trim() : name] = trim ? value.trim() : value
+    const at = item.indexOf(kind === "env" ? "=" : ":")
+    if (at <= 0) {
+      return new UsageError({
+        message: kind === "env"
+          ? `--env ${JSON.stringify(item)} is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`
+          : `--header ${JSON.stringify(item)} is not "Name: value", e.g. --header "Authorization: Bearer \${TOKEN}"`
+      })
+    }
+    const name = kind === "env" ? item.slice(0, at) : item.slice(0, at).trim()
+    // HTTP header names ignore case; environment variable names do not.
+    const key = kind === "env" ? name : name.toLowerCase()
+    const earlier = seen.get(key)
+    if (earlier !== undefined) {
+      return new UsageError({
+        message: kind === "env"
+          ? `--env ${JSON.stringify(name)} is given more than once: give each variable once.`
+          : `--header ${JSON.stringify(name)} is given more than once${
+            earlier === name ? "" : ` (as ${JSON.stringify(earlier)}; header names ignore case)`
+          }: give each header once.`
+      })
+    }
+    seen.set(key, name)
+    record[name] = kind === "env" ? item.slice(at + 1) : item.slice(at + 1).trim()
   }
   return record
 }
@@ -208,12 +230,8 @@ export const add = Command.make(
         }
         entry = { type: "stdio", command, args }
         if (options.env.length > 0) {
-          const env = pairs(options.env, "=", false)
-          if (typeof env === "string") {
-            return yield* new UsageError({
-              message: `--env ${JSON.stringify(env)} is not KEY=VALUE, e.g. --env API_KEY=\${API_KEY}`
-            })
-          }
+          const env = pairs(options.env, "env")
+          if (env instanceof UsageError) return yield* env
           entry.env = env
         }
       } else {
@@ -232,12 +250,8 @@ export const add = Command.make(
         }
         entry = { type, url: options.url.value }
         if (options.header.length > 0) {
-          const headers = pairs(options.header, ":", true)
-          if (typeof headers === "string") {
-            return yield* new UsageError({
-              message: `--header ${JSON.stringify(headers)} is not "Name: value", e.g. --header "Authorization: Bearer \${TOKEN}"`
-            })
-          }
+          const headers = pairs(options.header, "header")
+          if (headers instanceof UsageError) return yield* headers
           entry.headers = headers
         }
       }
