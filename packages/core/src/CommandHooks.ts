@@ -340,8 +340,12 @@ const makeRunner = (options: Options) =>
       Effect.forEach(
         matching(event, tool, context, { input }),
         (hook) =>
-          Effect.flatMap(run(hook, payload, context), (done) =>
-            done === undefined ? Effect.succeed(Option.none<A>()) : Effect.map(interpret(hook, done), Option.some)),
+          hook.async === true
+            // Claude Code's background hook: started with the same input, not waited for, its answer unread;
+            // its own timeout still bounds it (killed with its process group).
+            ? Effect.as(Effect.forkDaemon(run(hook, payload, context)), Option.none<A>())
+            : Effect.flatMap(run(hook, payload, context), (done) =>
+              done === undefined ? Effect.succeed(Option.none<A>()) : Effect.map(interpret(hook, done), Option.some)),
         { concurrency: "unbounded" }
       ).pipe(Effect.map((results) => results.flatMap((result) => (Option.isSome(result) ? [result.value] : []))))
 

@@ -64,7 +64,9 @@ export const HookCommand = Schema.Struct({
   if: Schema.optional(Schema.String),
   timeout: Schema.optional(Schema.Number.pipe(Schema.positive()).annotations({
     message: () => "expected a positive number of seconds"
-  }))
+  })),
+  /** Claude Code's background hooks: started, not waited for; they cannot block or change the call. */
+  async: Schema.optional(Schema.Boolean.annotations({ message: () => "expected true or false" }))
 }, Extra)
 
 export const HookMatcher = Schema.Struct({
@@ -316,6 +318,8 @@ export interface CommandHook {
   readonly if?: string
   /** Seconds; Claude Code's default is 600. */
   readonly timeout: number
+  /** Claude Code's `async`: runs in the background; the call does not wait and its answer is not read. */
+  readonly async?: boolean
   readonly source: string
 }
 
@@ -384,6 +388,7 @@ export const merge = (
             command: hook.command,
             ...(hook.if !== undefined ? { if: hook.if } : {}),
             timeout: hook.timeout ?? DEFAULT_HOOK_TIMEOUT_SECONDS,
+            ...(hook.async === true ? { async: true } : {}),
             source: source.name
           })
         }

@@ -330,6 +330,26 @@ describe("CommandHooks in the pipeline", () => {
       assert.strictEqual(yield* responseOf("Echo", { text: "x" }), "echo: x")
     }))
 
+  it.live("an async hook starts with the call's input but is not waited for, and cannot block it", () =>
+    Effect.gen(function*() {
+      const go = path.join(dir, "async-go")
+      const seen = path.join(dir, "async-seen.json")
+      // Waits for the test's go-ahead: had the call waited for it, the call would never end.
+      const background = {
+        ...hook("PreToolUse", `while [ ! -f ${go} ]; do sleep 0.02; done; cat > ${seen}; echo no >&2; exit 2`),
+        async: true
+      }
+      const allow = hook("PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`)
+      assert.deepStrictEqual(yield* run([allow, background], "Echo", { text: "x" }), [
+        { type: "tool_result", tool_use_id: "t1", content: "echo: x" }
+      ])
+      assert.isFalse(fs.existsSync(seen))
+      fs.writeFileSync(go, "")
+      for (let i = 0; i < 500 && !fs.existsSync(seen); i++) yield* Effect.sleep("20 millis")
+      yield* Effect.sleep("50 millis")
+      assert.deepInclude(JSON.parse(fs.readFileSync(seen, "utf8")), { hook_event_name: "PreToolUse", tool_input: { text: "x" } })
+    }))
+
   it.live("a hook's systemMessage reaches the user as a HookMessage event, never the model", () =>
     Effect.gen(function*() {
       const say = (event: string, text: string) =>

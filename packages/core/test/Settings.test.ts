@@ -61,6 +61,10 @@ describe("Settings.decode", () => {
       "at hooks.PreToolUse[0].hooks[0].type: toolwright runs only \"command\" hooks for PreToolUse"
     )
     assert.include(errorOf({ hooks: { PostToolUse: [{ hooks: [{ type: "command", timeout: -1, command: "x" }] }] } }), "timeout")
+    assert.include(
+      errorOf({ hooks: { PostToolUse: [{ hooks: [{ type: "command", command: "x", async: "yes" }] }] } }),
+      "at hooks.PostToolUse[0].hooks[0].async: expected true or false"
+    )
     assert.include(errorOf([]), "expected a JSON object at the top level")
     assert.strictEqual(
       errorOf({ toolResultThresholds: { Bash: 0 } }),
@@ -128,7 +132,10 @@ describe("Settings.merge", () => {
     } }
     const project = { name: "/p/.toolwright/settings.json", root: "/p", settings: {
       permissions: { deny: ["Bash(git push *)"], defaultMode: "acceptEdits" as const, additionalDirectories: ["../docs", "~/notes"] },
-      hooks: { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a.sh" }] }] },
+      hooks: {
+        PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: "a.sh" }] }],
+        PostToolUse: [{ hooks: [{ type: "command", command: "log.sh", async: true }] }]
+      },
       env: { B: "2" }
     } }
     const merged = Settings.merge([user, project], { cwd: "/p", homeDir: "/home/u" })
@@ -142,7 +149,8 @@ describe("Settings.merge", () => {
     })
     assert.deepStrictEqual(merged.env, { A: "1", B: "2" })
     assert.deepStrictEqual(merged.hooks, [
-      { event: "PreToolUse", matcher: "Bash", command: "a.sh", timeout: 600, source: project.name }
+      { event: "PreToolUse", matcher: "Bash", command: "a.sh", timeout: 600, source: project.name },
+      { event: "PostToolUse", matcher: undefined, command: "log.sh", timeout: 600, async: true, source: project.name }
     ])
     assert.strictEqual(merged.merged.model, "a")
     assert.strictEqual(Settings.merge([user, project], { cwd: "/p", mode: "default" }).permissionContext.mode, "default")
