@@ -480,10 +480,19 @@ export const ruleSubjects = (
   let opaque = analysis.opaque
   const guard: TreeGuard | undefined = guarded === undefined ? undefined : { matches: guarded, budget: MAX_TREE_ENTRIES }
   for (const c of analysis.commands) {
+    const located = (base: string, target: string) =>
+      physicalPath(cwd, base === "." || !CommandSemantics.isRelativeTarget(target) ? target : `${base}/${target}`)
     for (const argument of c.paths) {
       const bases = CommandSemantics.isRelativeTarget(argument.path) ? c.cwds : CommandSemantics.START
       for (const base of bases) {
-        const where = physicalPath(cwd, base === "." ? argument.path : `${base}/${argument.path}`)
+        const where = located(base, argument.path)
+        // git's operand is a path only when something is there (`git diff main` names a branch), and then
+        // limits what `git grep` searches to it.
+        if (argument.onlyIf === "exists" && !exists(where)) continue
+        if (
+          argument.onlyIf === "noOperandExists" &&
+          c.paths.some((other) => other.onlyIf === "exists" && exists(located(base, other.path)))
+        ) continue
         // Writing a whole tree writes the protected entries in it: they are subjects too, so the policy asks.
         const addTree = (target: string, whole = argument.recursive === true) => {
           add({ path: target, access: argument.access, argument: true })
@@ -541,7 +550,9 @@ export const checkPermissions = (input: BashInput, context: ToolUseContext.ToolU
     if (cwd === context.cwd) return Permission.passthrough
     const analysis = CommandSemantics.analyze(input.command)
     const relative = analysis.redirects.find((r) => CommandSemantics.isRelativeTarget(r.target))?.target ??
-      analysis.commands.flatMap((c) => c.paths).find((p) => CommandSemantics.isRelativeTarget(p.path))?.path
+      analysis.commands.flatMap((c) => c.paths).find((p) =>
+        CommandSemantics.isRelativeTarget(p.path) && (p.onlyIf !== "exists" || exists(path.resolve(cwd, p.path)))
+      )?.path
     if (relative === undefined) return Permission.passthrough
     return {
       behavior: "ask",

@@ -50,6 +50,13 @@ export interface PathArgument {
    * subjects' question (they see the disk), so these come along unresolved.
    */
   readonly into?: ReadonlyArray<string>
+  /**
+   * A subject only by what is on disk where the command runs, which git looks at too: an operand without `--`
+   * is a path when it is no revision and names something there (`git diff secrets`), a revision otherwise
+   * (`git diff main`). "exists": only when something is at the path; "noOperandExists": only when none of the
+   * command's "exists" paths is (`git grep x` and `git grep x main` search the whole tree, `git grep x src` src).
+   */
+  readonly onlyIf?: "exists" | "noOperandExists"
 }
 
 /** One simple command of a line. */
@@ -698,7 +705,13 @@ const longOption = (name: string, syntax: PathSyntax, written: string): string =
 }
 
 /** A path word, what the command does to it, and whether it does that to the whole tree under it. */
-type PathWord = readonly [Word, Access, recursive?: boolean, into?: ReadonlyArray<string> | undefined]
+type PathWord = readonly [
+  Word,
+  Access,
+  recursive?: boolean | undefined,
+  into?: ReadonlyArray<string> | undefined,
+  onlyIf?: PathArgument["onlyIf"] | undefined
+]
 
 /** The words of a command that are paths, with what it does to each; `find` and `dd` have their own syntax. */
 const pathWords = (name: string, words: ReadonlyArray<Word>, piped: boolean): Array<PathWord> => {
@@ -1012,6 +1025,14 @@ const GIT_CONTENT_VALUES = wordSet(
   "-n -L -S -G -O -e --author --committer --grep --since --after --until --before --max-count --skip " +
     "--diff-filter --ignore-rev --ignore-revs-file --contents"
 )
+/** The same for `git grep` (where `-n`, `-L` and `-O` take none) and `git archive`. */
+const GIT_GREP_VALUES = wordSet(
+  "-e -f -A -B -C -m --after-context --before-context --context --max-count --max-depth --threads"
+)
+const GIT_ARCHIVE_VALUES = wordSet("--format --prefix --remote --exec --add-file --add-virtual-file --mtime")
+
+/** What `git grep` searches and `git archive` packs without a path: the cwd's whole tree (the revision's). */
+const WHOLE_TREE: Word = { value: ".", source: "." }
 
 /** A word cut out of a longer one (`secrets/key` of `HEAD:secrets/key`); a dynamic one names a path unknown. */
 const cutWord = (word: Word, value: string | undefined): Word =>
@@ -1068,19 +1089,80 @@ const gitReadsInput = (words: ReadonlyArray<Word>): boolean => {
   return false
 }
 
+/** A path git reads whole. */
+const wholeRead = (word: Word | undefined): Array<PathWord> => (word === undefined ? [] : [[word, "read", true]])
+
+/** Whether git takes an operand for a pathspec without looking: a glob (no revision holds one) or `:(magic)`. */
+const looksLikePathspec = (value: string): boolean =>
+  value.startsWith(":(") || (!value.includes(":") && !/[@^]\{/.test(value) && /[*?[]/.test(value))
+
+/**
+ * What git makes of an operand without `--` (with one, operands are revisions): a pathspec when it looks like
+ * one, a `REV:path` object's path, revision syntax (`stash@{0}`, `HEAD^{tree}`) nothing; else a path when
+ * something is on disk there (git's rule: what is no revision must name a file), which the rule subjects see.
+ */
+const gitOperand = (word: Word): Array<PathWord> => {
+  const value = word.value
+  if (value !== undefined && looksLikePathspec(value)) return wholeRead(pathspecPath(word))
+  if (value === undefined || value.includes(":")) return wholeRead(objectPath(word))
+  if (/[@^]\{/.test(value)) return []
+  return [[word, "read", true, undefined, "exists"]]
+}
+
+/**
+ * What a content sub-command's operands and pathspecs (the words after `--`) read. `git archive TREE [PATH…]`
+ * packs the tree's path, else the paths, else the whole tree; grep searches the whole tree (the work tree's or
+ * each revision's) unless a path limits it, which an operand naming something on disk does.
+ */
+const gitContentReads = (
+  sub: string,
+  operands: ReadonlyArray<Word>,
+  pathspecs: ReadonlyArray<Word>,
+  dashdash: boolean,
+  noIndex: boolean
+): Array<PathWord> => {
+  const specs = pathspecs.flatMap((word) => wholeRead(pathspecPath(word)))
+  if (sub === "archive") {
+    const [tree, ...paths] = operands
+    if (tree === undefined) return []
+    const object = objectPath(tree)
+    const named = paths.flatMap((word) => wholeRead(pathspecPath(word))).concat(specs)
+    return object !== undefined ? wholeRead(object) : named.length > 0 ? named : wholeRead(WHOLE_TREE)
+  }
+  if (noIndex && sub !== "grep") return [...operands, ...pathspecs].flatMap(wholeRead)
+  const named = noIndex
+    ? operands.flatMap(wholeRead)
+    : dashdash || sub === "cat-file" || sub === "blame" || sub === "annotate"
+    ? operands.flatMap((word) => wholeRead(objectPath(word)))
+    : operands.flatMap(gitOperand)
+  if ((sub === "blame" || sub === "annotate") && !dashdash) named.push(...wholeRead(operands.at(-1)))
+  if (sub !== "grep") return [...named, ...specs]
+  const limited = specs.length > 0 ||
+    (noIndex ? operands.length > 0 : !dashdash && operands.some((word) => looksLikePathspec(word.value ?? "")))
+  const revision = (word: Word) => {
+    if (dashdash) return objectPath(word) === undefined
+    const found = gitOperand(word)[0]
+    return found === undefined || found[4] === "exists"
+  }
+  const whole = operands.length === 0 || (!noIndex && operands.some(revision))
+  if (limited || !whole) return [...named, ...specs]
+  return [...named, ...specs, [WHOLE_TREE, "read", true, undefined, "noOperandExists"]]
+}
+
 /**
  * The files git writes for output options: `--output` of diff, log, show, format-patch or archive (a prefix
  * too: git takes unambiguous ones), `-o` of archive and format-patch, format-patch's `--output-directory`; and
- * the files the content sub-commands (`GIT_CONTENT`) read, whole. All relative to `-C`'s directory when one is
- * given.
+ * the files the content sub-commands (`GIT_CONTENT`) and archive read, whole. All relative to `-C`'s directory
+ * when one is given.
  */
 const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   const { directory, index } = gitSubcommand(words)
   const sub = words[index]?.value
-  const reads = sub !== undefined && GIT_CONTENT.has(sub)
+  const reads = sub !== undefined && (GIT_CONTENT.has(sub) || sub === "archive")
+  const values = sub === "grep" ? GIT_GREP_VALUES : sub === "archive" ? GIT_ARCHIVE_VALUES : GIT_CONTENT_VALUES
   const out: Array<PathWord> = []
-  const read = (word: Word | undefined) => {
-    if (word !== undefined) out.push([under(directory, word), "read", true])
+  const read = (word: Word) => {
+    out.push([under(directory, word), "read", true])
   }
   const operands: Array<Word> = []
   let noIndex = false
@@ -1095,12 +1177,12 @@ const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       continue
     }
     const eq = text.indexOf("=")
-    const option = eq === -1 ? (reads && /^-L./.test(text) ? "-L" : text) : text.slice(0, eq)
+    const option = eq === -1 ? (reads && sub !== "grep" && /^-L./.test(text) ? "-L" : text) : text.slice(0, eq)
     if (option === "--no-index") noIndex = true
     if (/^-[ef]/.test(text)) patternGiven = true
     const output = /^--o(u(t(p(u(t)?)?)?)?)?$/.test(option) || /^--output-d/.test(option) ||
       (option === "-o" && (sub === "archive" || sub === "format-patch"))
-    const content = reads && (GIT_CONTENT_VALUES.has(option) || (sub === "grep" && option === "-f"))
+    const content = reads && values.has(option)
     if (!output && !content) continue
     const value = eq !== -1
       ? { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
@@ -1109,21 +1191,21 @@ const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       : words[++i]
     if (value === undefined) continue
     if (output) out.push([under(directory, value), "write"])
-    // `blame --contents f` prints f annotated; `log -L 1,9:f` the history of f's lines.
-    else if (option === "--contents") read(value)
-    else if (option === "-L" && sub !== "blame" && sub !== "annotate") {
+    // `blame --contents f` prints f annotated, `grep -f f` searches for f's lines, `archive --add-file f` packs f
+    // and `--remote r` the repository r; `log -L 1,9:f` prints the history of f's lines.
+    else if (option === "--contents" || option === "--add-file" || option === "--remote") read(value)
+    else if (option === "-f" && sub === "grep") read(value)
+    else if (option === "-L" && sub !== "blame" && sub !== "annotate" && sub !== "grep") {
       read(cutWord(value, value.value === undefined ? undefined : value.value.slice(value.value.lastIndexOf(":") + 1)))
     }
   }
-  if (!reads) return out
+  if (!reads || sub === undefined) return out
   // `git grep x` searches for x: its first operand is the pattern unless -e or -f gave one.
-  if (sub === "grep" && !patternGiven) operands.shift()
-  if (noIndex) operands.forEach(read)
-  else {
-    operands.forEach((word) => read(objectPath(word)))
-    if ((sub === "blame" || sub === "annotate") && i === words.length) read(operands.at(-1))
+  const given = sub === "grep" && !patternGiven ? operands.slice(1) : operands
+  const found = gitContentReads(sub, given, words.slice(i + 1), i < words.length, noIndex)
+  for (const [word, access, recursive, into, onlyIf] of found) {
+    out.push([under(directory, word), access, recursive, into, onlyIf])
   }
-  for (i++; i < words.length; i++) read(noIndex ? words[i] : pathspecPath(words[i]!))
   return out
 }
 
@@ -1358,12 +1440,14 @@ const pathArgumentOf = (
   word: Word,
   access: Access,
   recursive: boolean,
-  into?: ReadonlyArray<string>
+  into?: ReadonlyArray<string>,
+  onlyIf?: PathArgument["onlyIf"]
 ): PathArgument | string => {
   const argument = pathOf(word, access)
   if (typeof argument === "string") return argument
   const whole = recursive ? { ...argument, recursive } : argument
-  return into === undefined ? whole : { ...whole, into }
+  const moved = into === undefined ? whole : { ...whole, into }
+  return onlyIf === undefined ? moved : { ...moved, onlyIf }
 }
 
 const pathOf = (word: Word, access: Access): PathArgument | string => {
@@ -1914,9 +1998,9 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
   }
   const words = pathWords(name, stripped.words, collector.piped > 0)
   const paths: Array<PathArgument> = []
-  for (const [word, access, recursive, into] of words) {
+  for (const [word, access, recursive, into, onlyIf] of words) {
     if (word.value === "-") continue
-    const argument = pathArgumentOf(word, access, recursive === true, into)
+    const argument = pathArgumentOf(word, access, recursive === true, into, onlyIf)
     if (typeof argument === "string") {
       markOpaque(collector, argument)
       continue

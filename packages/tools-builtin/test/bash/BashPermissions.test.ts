@@ -524,6 +524,101 @@ describe("Bash under permission rules", () => {
         }
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("git's operands that name files on disk, git grep without a path and git archive meet the Read rules", () =>
+      Effect.gen(function*() {
+        const dir = yield* secretsAndSource("a\n")
+        const outside = yield* tempDir
+        const git = (...args: Array<string>) =>
+          ChildProcess.execFileSync("git", args, {
+            cwd: dir,
+            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
+          })
+        git("init", "-q", "-b", "main")
+        git("add", ".")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+        fs.writeFileSync(path.join(dir, "src", "a.txt"), "b\n")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "second")
+        // git takes an operand without `--` for a path when it is no revision and names something on disk; grep
+        // without a path searches the whole tree (the work tree's or a revision's), archive packs it.
+        const reads = [
+          "git diff secrets/key.txt",
+          "git diff secrets",
+          "git diff HEAD~1 secrets/key.txt",
+          "git diff main secrets/key.txt",
+          "git diff HEAD~1 src secrets",
+          "git log -p secrets",
+          "git log -p --format=%s -n 1 secrets/key.txt",
+          "git log -p 'secret*'",
+          "git whatchanged -p secrets",
+          "git show HEAD secrets/key.txt",
+          "git diff-tree -p HEAD~1 HEAD secrets",
+          "git -C secrets log -p key.txt",
+          "git -C src diff HEAD~1 ../secrets",
+          "git grep TOP secrets",
+          "git grep -e TOP secrets/key.txt",
+          "git grep TOP",
+          "git grep -n -e TOP",
+          "git grep TOP main",
+          "git grep -i top -- ':!src'",
+          "git grep --no-index TOP",
+          "git grep -f secrets/key.txt src",
+          "git archive HEAD",
+          "git archive --format=tar --prefix p/ main",
+          "git archive HEAD secrets",
+          "git archive HEAD:secrets",
+          "git archive -o out.tar HEAD"
+        ]
+        for (const allow of [[], ["Bash(git:*)"]]) {
+          const context = ruled(dir, { allow, deny: ["Read(./secrets/**)"] })
+          for (const command of reads) {
+            assert.strictEqual((yield* call("Bash", { command }, context)).text, denied(command), command)
+          }
+        }
+        const asked = ruled(dir, { allow: ["Bash(git:*)"], ask: ["Read(./secrets/key.txt)"] })
+        for (const command of ["git diff HEAD~1 secrets/key.txt", "git grep TOP", "git archive HEAD"]) {
+          assert.strictEqual(
+            question((yield* call("Bash", { command }, asked)).text),
+            `The ask rule Read(./secrets/key.txt) (from test) requires approval for Bash with command ${command}.`
+          )
+        }
+        // archive's -o is a write, like curl -o.
+        const writes = ruled(dir, { allow: ["Bash(git:*)"] })
+        const hook = path.join(dir, ".git", "hooks", "pre-commit")
+        const archiveHook = "git archive -o .git/hooks/pre-commit HEAD:src"
+        assert.strictEqual(question((yield* call("Bash", { command: archiveHook }, writes)).text), protectedWrite(hook))
+        yield* asksOutside(writes, dir, [[`git archive --output=${outside}/a.tar HEAD:src`, path.join(outside, "a.tar")]])
+        assert.isFalse(fs.existsSync(hook))
+        // An operand naming nothing on disk is a revision: plain history commands and other paths run as before.
+        const context = ruled(dir, { allow: ["Bash(git:*)", "Bash(tar:*)"], deny: ["Read(./secrets/**)"] })
+        const runs: Array<readonly [string, string]> = [
+          ["git diff", "(Bash completed with no output)"],
+          ["git diff main", "(Bash completed with no output)"],
+          ["git diff --stat HEAD~1", " src/a.txt | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)"],
+          ["git diff HEAD~1 src/a.txt", "diff --git a/src/a.txt b/src/a.txt\nindex 7898192..6178079 100644\n--- " +
+            "a/src/a.txt\n+++ b/src/a.txt\n@@ -1 +1 @@\n-a\n+b"],
+          ["git log --format=%s", "second\ninit"],
+          ["git log --format=%s main src", "second\ninit"],
+          ["git show --format=%s --stat HEAD", "second\n\n src/a.txt | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)"],
+          ["git grep b src", "src/a.txt:b"],
+          ["git grep b main src", "main:src/a.txt:b"],
+          ["git -C src grep b", "a.txt:b"],
+          ["git archive HEAD:src | tar -t", "a.txt"],
+          ["git archive HEAD src | tar -t", "src/\nsrc/a.txt"],
+          ["git archive -o src.tar HEAD:src && tar -tf src.tar", "a.txt"]
+        ]
+        for (const [command, output] of runs) {
+          assert.strictEqual((yield* call("Bash", { command }, context)).text, output, command)
+        }
+        // After a cd, an operand is a path when it names something where the shell is.
+        const moved = ruled(dir, { allow: ["Bash(git:*)", "Bash(cd:*)"], deny: ["Read(./secrets/**)"] })
+        assert.strictEqual((yield* call("Bash", { command: "cd src" }, moved)).text, "(Bash completed with no output)")
+        assert.strictEqual((yield* call("Bash", { command: "git log --format=%s main" }, moved)).text, "second\ninit")
+        assert.strictEqual(
+          question((yield* call("Bash", { command: "git log --format=%s a.txt" }, moved)).text),
+          `Bash needs permission: the shell is in ${path.join(dir, "src")}, so a.txt means ${path.join(dir, "src", "a.txt")}.`
+        )
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("curl, wget, git, unzip and awk: the files their options write are subjects, not covered by Bash(x:*)", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

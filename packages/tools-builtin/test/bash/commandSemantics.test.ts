@@ -300,7 +300,7 @@ describe("commandSemantics", () => {
         "write f", "write . into b.tgz", "write dl", "write . tree"
       ],
       "git diff --output=../x.patch && git -C sub log --output out && git format-patch -o p HEAD~1 && git archive -o a.zip HEAD": [
-        "write ../x.patch", "write sub/out", "write p", "write a.zip"
+        "write ../x.patch", "write sub/out", "write p", "write a.zip", "read . tree"
       ],
       "unzip a.zip && unzip -o a.zip -d out && unzip -l a.zip && unzip -qdout2 a.zip && unzip -p a.zip f": [
         "read a.zip", "write . tree", "read a.zip", "write out tree", "read a.zip", "read a.zip", "write out2 tree",
