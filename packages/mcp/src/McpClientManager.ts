@@ -643,6 +643,19 @@ export const make = (options: Options) =>
             { signal: extra.signal }
           )
         })
+        // A request the client declared no capability for (sampling above all: servers often ask anyway) gets
+        // an error a model can act on: the SDK's bare "Method not found" is what the server's tool reports.
+        // The SDK answers with the error's `code` and `message` (an McpError's message would carry its prefix).
+        client.fallbackRequestHandler = (request) =>
+          Promise.reject(Object.assign(
+            new Error(
+              request.method === "sampling/createMessage"
+                ? "toolwright does not support MCP sampling (sampling/createMessage): it has no model to sample " +
+                  "from, so a tool that needs one cannot run here"
+                : `toolwright does not handle ${request.method} requests`
+            ),
+            { code: ErrorCode.MethodNotFound }
+          ))
         client.setRequestHandler(ListRootsRequestSchema, () => ({
           roots: roots.map((directory) => ({ uri: pathToFileURL(directory).href, name: path.basename(directory) }))
         }))

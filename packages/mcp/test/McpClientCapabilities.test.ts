@@ -89,6 +89,16 @@ describe("McpClientManager client capabilities", () => {
       )
     }))
 
+  it.scopedLive("sampling: a server that asks anyway is told toolwright has no model, and its tool fails saying so", () =>
+    Effect.gen(function*() {
+      const { call } = yield* runtimeWith(undefined)
+      assert.strictEqual(
+        yield* call("mcp__s__sample"),
+        "<tool_use_error>MCP error -32601: toolwright does not support MCP sampling (sampling/createMessage): it has " +
+          "no model to sample from, so a tool that needs one cannot run here</tool_use_error>"
+      )
+    }))
+
   it.scopedLive("roots: the working directory as a file:// URI, and setRoots replaces it", () =>
     Effect.gen(function*() {
       const { call, dir, manager, other } = yield* runtimeWith(undefined)
