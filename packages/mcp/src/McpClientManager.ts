@@ -939,6 +939,16 @@ export const make = (options: Options) =>
       const destructive = annotations.destructiveHint === true
       const description = definition.description ?? `${definition.name} (MCP tool of server ${serverName})`
       const schema: Tool.JsonSchema = definition.inputSchema
+      // The SDK refuses such a call itself, in words for its own users ("use client.experimental.tasks…").
+      const taskOnly = definition.execution?.taskSupport === "required"
+        ? new McpToolCallError({
+          server: serverName,
+          tool: name,
+          message: `${name} cannot run: MCP server "${serverName}" runs ${definition.name} only as a task (MCP ` +
+            `tasks, execution.taskSupport "required"), which toolwright does not support. Do not retry it; use ` +
+            `another tool.`
+        })
+        : undefined
       let validator: Validator | undefined
       const tool = Tool.make<string, typeof InputRecord, Message.ToolResultContent, ToolProgress.ToolProgress>({
         name,
@@ -966,7 +976,9 @@ export const make = (options: Options) =>
               ? Effect.void
               : Effect.fail(new ToolErrors.ToolError({ message: InputValidator.formatValidationMessage(name, issues) }))
           }),
-        call: (input, context) => callTool(connection, definition.name, name, input, context),
+        call: taskOnly === undefined
+          ? (input, context) => callTool(connection, definition.name, name, input, context)
+          : () => Effect.fail(taskOnly),
         mapToolResult: (output) => output
       })
       return tool

@@ -107,6 +107,19 @@ describe("McpClientManager over stdio (server-everything)", () => {
         { progress: 2, total: 2 }
       ])
     }).pipe(Effect.provide(layer)))
+
+  it.scopedLive("a tool that requires task-based execution fails at once, saying toolwright cannot run it", () =>
+    Effect.gen(function*() {
+      const { result } = yield* call(context, "mcp__everything__simulate-research-query", { topic: "tides" })
+      assert.deepStrictEqual(result, {
+        type: "tool_result",
+        tool_use_id: "toolu_1",
+        content: "<tool_use_error>mcp__everything__simulate-research-query cannot run: MCP server \"everything\" " +
+          "runs simulate-research-query only as a task (MCP tasks, execution.taskSupport \"required\"), which " +
+          "toolwright does not support. Do not retry it; use another tool.</tool_use_error>",
+        is_error: true
+      })
+    }).pipe(Effect.provide(layer)))
 })
 
 describe("McpClientManager configuration", () => {
