@@ -1,8 +1,8 @@
 /**
- * Converts between MCP tool results and tool_result content. Text and the images a model can see stay
- * inline; audio and other binary payloads are written to the session's directory and the model is told
- * where; resource links and embedded resources become text saying what and where they are;
- * `structuredContent` is the result when a server sends no content blocks.
+ * Converts between MCP tool results and tool_result content. Text and the images a model can see (up to the
+ * API's 5 MB) stay inline; audio, larger images and other binary payloads are written to the session's
+ * directory and the model is told where; resource links and embedded resources become text saying what and
+ * where they are; `structuredContent` is the result when a server sends no content blocks.
  */
 import type { Message } from "@toolwright/core"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
@@ -22,7 +22,14 @@ export interface CallResult {
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
 const isImageType = (mime: string): mime is Message.ImageSource["media_type"] => IMAGE_TYPES.has(mime)
 
+/** The most base64 the model API takes for one image (5 MB); a larger one would fail the whole request. */
+const MAX_INLINE_IMAGE_BASE64 = 5 * 1024 * 1024
+
 const EXTENSIONS: Record<string, string> = {
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
   "audio/wav": "wav",
   "audio/x-wav": "wav",
   "audio/mpeg": "mp3",
@@ -70,14 +77,36 @@ const describeBinary = (
     ? `[${kind} content (${mimeType}, ${byteLength(base64)} bytes) was returned but cannot be shown]`
     : `[${kind} content (${mimeType}, ${byteLength(base64)} bytes) saved to ${saved}]`
 
+/**
+ * An image the model can see inline, unless it is over the API's limit: then it is saved, and the model told
+ * to Read it (Read resizes images).
+ */
+const imageBlock = (
+  mimeType: Message.ImageSource["media_type"],
+  base64: string,
+  index: number,
+  sink: BlobSink | undefined
+): OutBlock => {
+  if (base64.length <= MAX_INLINE_IMAGE_BASE64) {
+    return { type: "image", source: { type: "base64", media_type: mimeType, data: base64 } }
+  }
+  const saved = saveBlob(sink, index, mimeType, base64)
+  const size = `${mimeType}, ${byteLength(base64)} bytes`
+  return {
+    type: "text",
+    text: saved === undefined
+      ? `[Image content (${size}) was returned but is too large to show inline (over 5 MB as base64)]`
+      : `[Image content (${size}) saved to ${saved}: too large to show inline (over 5 MB as base64); Read the ` +
+        `file to see it resized]`
+  }
+}
+
 const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: BlobSink | undefined): OutBlock => {
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text }
     case "image":
-      if (isImageType(block.mimeType)) {
-        return { type: "image", source: { type: "base64", media_type: block.mimeType, data: block.data } }
-      }
+      if (isImageType(block.mimeType)) return imageBlock(block.mimeType, block.data, index, sink)
       return {
         type: "text",
         text: describeBinary("Image", block.mimeType, block.data, saveBlob(sink, index, block.mimeType, block.data))
@@ -102,7 +131,8 @@ const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: 
       if ("blob" in resource && typeof resource.blob === "string") {
         const mimeType = resource.mimeType ?? "application/octet-stream"
         if (isImageType(mimeType)) {
-          return { type: "image", source: { type: "base64", media_type: mimeType, data: resource.blob } }
+          const image = imageBlock(mimeType, resource.blob, index, sink)
+          return image.type === "image" ? image : { type: "text", text: `[Resource from ${serverName} at ${resource.uri}] ${image.text}` }
         }
         const saved = saveBlob(sink, index, mimeType, resource.blob)
         return {

@@ -295,6 +295,32 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
       assert.deepStrictEqual(legacy.result, { type: "tool_result", tool_use_id: "toolu_1", content: `{"answer":42}` })
     }).pipe(Effect.provide(layer)))
 
+  it.scopedLive("an image over the 5 MB a model takes inline is saved to a file instead, and the model told where", () =>
+    Effect.gen(function*() {
+      const small = yield* call(context, "mcp__scripted__picture", { bytes: 1_000, embedded: false }, "toolu_small")
+      assert.deepStrictEqual(
+        (small.result.content as ReadonlyArray<Message.ToolResultContentBlock>).map((block) => block.type),
+        ["image"]
+      )
+      // 3,932,161 bytes are 5,242,884 characters of base64, just over the API's 5 MB (5,242,880).
+      const image = yield* call(context, "mcp__scripted__picture", { bytes: 3_932_161, embedded: false }, "toolu_big")
+      const saved = path.join(context.projectDir, "s1", "mcp-output", "toolu_big-0.png")
+      assert.strictEqual(
+        image.result.content,
+        `[Image content (image/png, 3932161 bytes) saved to ${saved}: too large to show inline (over 5 MB as ` +
+          `base64); Read the file to see it resized]`
+      )
+      assert.strictEqual(fs.statSync(saved).size, 3_932_161)
+      assert.strictEqual(fs.readFileSync(saved).subarray(0, 8).toString("hex"), "89504e470d0a1a0a")
+      const embedded = yield* call(context, "mcp__scripted__picture", { bytes: 3_932_161, embedded: true }, "toolu_res")
+      assert.strictEqual(
+        embedded.result.content,
+        `[Resource from scripted at file:///shot.png] [Image content (image/png, 3932161 bytes) saved to ` +
+          `${path.join(context.projectDir, "s1", "mcp-output", "toolu_res-0.png")}: too large to show inline (over 5 MB ` +
+          `as base64); Read the file to see it resized]`
+      )
+    }).pipe(Effect.provide(layer)))
+
   it.scopedLive("notifications/tools/list_changed re-lists the tools", () =>
     Effect.gen(function*() {
       const registry = yield* ToolRegistry.ToolRegistry
