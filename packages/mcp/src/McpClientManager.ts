@@ -12,6 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   ElicitRequestSchema,
@@ -248,6 +249,8 @@ interface Connection {
   readonly progress: Map<string, (progress: ProgressParams) => void>
   /** Why the heartbeat gave up on the connection, until a connect succeeds again. */
   unresponsive: string | undefined
+  /** The stdio server sent a message over the SDK's read limit, and the SDK closed the connection for it. */
+  oversized: boolean
   /** A heartbeat ping is on its way: a connection-level error now is the ping's failure. */
   pinging: boolean
   /** The scope of the last HTTP 403 `insufficient_scope` (step-up), until a call failure reports it. */
@@ -481,6 +484,7 @@ export const make = (options: Options) =>
       retired: new WeakSet(),
       progress: new Map(),
       unresponsive: undefined,
+      oversized: false,
       pinging: false,
       insufficientScope: undefined
     }))
@@ -702,6 +706,12 @@ export const make = (options: Options) =>
         // Other errors come here too, such as the SDK not knowing our own progress tokens; they are not
         // connection failures.
         client.onerror = (error) => {
+          // The SDK's stdio transport reads at most STDIO_DEFAULT_MAX_BUFFER_SIZE, then closes; it tells of it
+          // only in words, and the calls then just see the connection closed.
+          if (
+            connection.entry.config.type === "stdio" && error instanceof Error &&
+            error.message.startsWith("ReadBuffer exceeded maximum size")
+          ) connection.oversized = true
           if (connection.entry.config.type !== "stdio" && isConnectionLost(error)) {
             // The SDK reports a failed send here before the ping rejects: say what broke, for the calls.
             if (connection.pinging && connection.client === client) connection.unresponsive = pingFailed(error)
@@ -714,6 +724,7 @@ export const make = (options: Options) =>
           fork(relist(connection, client))
         })
         connection.unresponsive = undefined
+        connection.oversized = false
         if (connection.entry.config.type === "http" || connection.entry.config.type === "sse") {
           fork(heartbeat(connection, client))
         }
@@ -920,6 +931,11 @@ export const make = (options: Options) =>
             ? `toolwright is reconnecting to it; try again shortly, or check the server (toolwright mcp get ${name}).`
             : `This session does not reconnect to servers (reconnect attempts: 0); check the server (toolwright mcp ` +
               `get ${name}) and start a new session.`)
+      } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && connection.oversized) {
+        message = `MCP server "${name}" sent a message larger than ${STDIO_DEFAULT_MAX_BUFFER_SIZE / 1024 / 1024} MB, ` +
+          `the most toolwright reads from a stdio server, while ${toolName} was running, so toolwright closed the ` +
+          `connection` + (reconnectPolicy.maxAttempts > 0 ? " (and starts the server again)" : "") +
+          `. Ask the tool for less at a time (a smaller range, a filter).`
       } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
         const tail = stderrTail(connection.logFile, connection.logOffset).split("\n").slice(-3).join("\n")
         message = `MCP server "${name}" closed the connection while ${toolName} was running.` +

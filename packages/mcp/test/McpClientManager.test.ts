@@ -321,6 +321,23 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
       )
     }).pipe(Effect.provide(layer)))
 
+  it.scopedLive("a stdio message over the SDK's 10 MB ends the call saying so, and the server is started again", () =>
+    Effect.gen(function*() {
+      const flood = yield* call(context, "mcp__scripted__flood", { mb: 11 })
+      assert.deepStrictEqual(flood.result, {
+        type: "tool_result",
+        tool_use_id: "toolu_1",
+        content: "<tool_use_error>MCP server \"scripted\" sent a message larger than 10 MB, the most toolwright " +
+          "reads from a stdio server, while mcp__scripted__flood was running, so toolwright closed the connection " +
+          "(and starts the server again). Ask the tool for less at a time (a smaller range, a filter).</tool_use_error>",
+        is_error: true
+      })
+      const manager = yield* McpClientManager.McpClientManager
+      while (manager.servers()[0].state !== "connected") yield* Effect.sleep("20 millis")
+      const after = yield* call(context, "mcp__scripted__flood", { mb: 1 })
+      assert.strictEqual((after.result.content as string).length, 1024 * 1024)
+    }).pipe(Effect.provide(layer)))
+
   it.scopedLive("notifications/tools/list_changed re-lists the tools", () =>
     Effect.gen(function*() {
       const registry = yield* ToolRegistry.ToolRegistry
