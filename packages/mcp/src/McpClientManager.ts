@@ -27,6 +27,7 @@ import {
 import { InputValidator, type Message, Tool, ToolErrors, ToolProgress, ToolResultStorage } from "@toolwright/core"
 import type { ToolUseContext as ToolUseContextModule } from "@toolwright/core"
 import { Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option, Predicate, Runtime, type RuntimeFlags, Schema } from "effect"
+import * as childProcess from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -214,6 +215,68 @@ const startFailure = (entry: ServerEntry, error: unknown): string => {
   }
   return detail
 }
+
+/** How long a remote server's `headersHelper` may run, as in Claude Code. */
+const HEADERS_HELPER_TIMEOUT_MS = 10_000
+
+/** What is wrong with a headersHelper's output, or its headers. */
+const helperHeaders = (stdout: string): Record<string, string> | string => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(stdout)
+  } catch {
+    return "its output is not JSON"
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return `it printed ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`}`
+  }
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(parsed)) {
+    if (typeof value !== "string") return `its header ${JSON.stringify(name)} is not a string`
+    headers[name] = value
+  }
+  return headers
+}
+
+/**
+ * Runs a remote server's `headersHelper` in a shell, with the server's name and URL in its environment (Claude
+ * Code's variables): the headers it prints, or why there are none, in words that say what to fix.
+ */
+const runHeadersHelper = (
+  entry: ServerEntry,
+  config: RemoteServerConfig,
+  helper: string,
+  cwd: string,
+  env: Readonly<Record<string, string | undefined>>
+): Effect.Effect<Record<string, string>, string> =>
+  Effect.async((resume) => {
+    const fix = `Fix "headersHelper" of "${entry.name}" in ${entry.source}.`
+    const child = childProcess.exec(helper, {
+      cwd,
+      env: { ...env, CLAUDE_CODE_MCP_SERVER_NAME: entry.name, CLAUDE_CODE_MCP_SERVER_URL: config.url },
+      timeout: HEADERS_HELPER_TIMEOUT_MS,
+      maxBuffer: 1024 * 1024
+    }, (error, stdout, stderr) => {
+      if (error !== null) {
+        const said = stderr.trim().split("\n").slice(-3).join("\n")
+        const why = error.killed
+          ? `did not finish within ${HEADERS_HELPER_TIMEOUT_MS / 1000} s`
+          : typeof error.code === "number"
+          ? `failed (exit code ${error.code})`
+          : `could not run (${error.message})`
+        return resume(Effect.fail(`its headersHelper ${why}${said === "" ? "" : `: ${said}`}. ${fix}`))
+      }
+      const headers = helperHeaders(stdout)
+      resume(
+        typeof headers === "string"
+          ? Effect.fail(
+            `its headersHelper must print a JSON object of header names to string values, but ${headers}. ${fix}`
+          )
+          : Effect.succeed(headers)
+      )
+    })
+    return Effect.sync(() => child.kill())
+  })
 
 /** What a call is told when the connection broke under a heartbeat ping. */
 const pingFailed = (error: unknown): string => `its connection broke during a ping: ${messageOf(error)}`
@@ -499,7 +562,10 @@ export const make = (options: Options) =>
       return authProvider === undefined ? {} : { authProvider }
     }
 
-    const makeTransport = (connection: Connection): { transport: Transport; logFd: number | undefined; offset: number } => {
+    const makeTransport = (
+      connection: Connection,
+      dynamicHeaders: Readonly<Record<string, string>>
+    ): { transport: Transport; logFd: number | undefined; offset: number } => {
       const config = connection.entry.config
       switch (config.type) {
         case "stdio": {
@@ -526,7 +592,7 @@ export const make = (options: Options) =>
         }
         case "http": {
           const transport: StreamableHTTPClientTransport = new StreamableHTTPClientTransport(new URL(config.url), {
-            requestInit: { headers: { ...config.headers } },
+            requestInit: { headers: { ...config.headers, ...dynamicHeaders } },
             ...authOption(connection.entry.name, config),
             // A broken stream reaches `client.onerror` as any transport error does.
             fetch: scopeWatchingFetch(connection, (error) => transport.onerror?.(error)),
@@ -544,20 +610,27 @@ export const make = (options: Options) =>
         case "sse":
           return {
             transport: new SSEClientTransport(new URL(config.url), {
-              requestInit: { headers: { ...config.headers } },
+              requestInit: { headers: { ...config.headers, ...dynamicHeaders } },
               ...authOption(connection.entry.name, config),
               // The calls' POSTs; the event stream has its own fetch below.
               fetch: scopeWatchingFetch(connection),
               eventSourceInit: {
                 fetch: (url, init) =>
-                  fetch(url, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers)), ...config.headers } })
+                  fetch(url, {
+                    ...init,
+                    headers: { ...Object.fromEntries(new Headers(init?.headers)), ...config.headers, ...dynamicHeaders }
+                  })
               }
             }),
             logFd: undefined,
             offset: 0
           }
         case "ws":
-          return { transport: new WebSocketClientTransport(new URL(config.url), config.headers), logFd: undefined, offset: 0 }
+          return {
+            transport: new WebSocketClientTransport(new URL(config.url), { ...config.headers, ...dynamicHeaders }),
+            logFd: undefined,
+            offset: 0
+          }
         case "sdk":
           return { transport: config.transport(), logFd: undefined, offset: 0 }
       }
@@ -618,7 +691,19 @@ export const make = (options: Options) =>
           connection.client = undefined
           yield* Effect.promise(() => previous.close().catch(() => undefined))
         }
-        const made = yield* Effect.try(() => makeTransport(connection)).pipe(Effect.either)
+        const config = connection.entry.config
+        const helped = config.type === "http" || config.type === "sse" || config.type === "ws"
+          ? config.headersHelper === undefined
+            ? undefined
+            : yield* runHeadersHelper(connection.entry, config, config.headersHelper, options.cwd, env).pipe(Effect.either)
+          : undefined
+        if (helped?._tag === "Left") {
+          connection.state = "failed"
+          connection.error = helped.left
+          changed()
+          return
+        }
+        const made = yield* Effect.try(() => makeTransport(connection, helped?.right ?? {})).pipe(Effect.either)
         if (made._tag === "Left") {
           connection.state = "failed"
           connection.error = messageOf(made.left.error)

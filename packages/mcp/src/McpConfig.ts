@@ -39,6 +39,11 @@ export interface RemoteServerConfig {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
   readonly oauth?: OAuthConfig | undefined
+  /**
+   * A shell command printing a JSON object of headers, run on every connect; its headers win over `headers`
+   * (Claude Code's dynamic headers, for tokens that expire).
+   */
+  readonly headersHelper?: string | undefined
 }
 
 /**
@@ -205,7 +210,10 @@ export const parseEntry = (
   if (type === "sse" || type === "http" || type === "ws") {
     for (const key of Object.keys(raw)) {
       if (!REMOTE_KEYS.has(key)) {
-        return fail(key, `is not a field of ${type === "ws" ? "a" : "an"} ${type} server (use url, headers, oauth)`)
+        return fail(
+          key,
+          `is not a field of ${type === "ws" ? "a" : "an"} ${type} server (use url, headers, headersHelper, oauth)`
+        )
       }
     }
     if (typeof raw.url !== "string") {
@@ -221,7 +229,11 @@ export const parseEntry = (
     }
     const headers = stringMap("headers", raw.headers)
     if (headers instanceof McpConfigError) return headers
-    if (raw.oauth === undefined) return { name, source, config: { type, url, headers } }
+    if (raw.headersHelper !== undefined && (typeof raw.headersHelper !== "string" || raw.headersHelper.trim() === "")) {
+      return fail("headersHelper", `must be a shell command (a non-empty string), not ${describeJson(raw.headersHelper)}`)
+    }
+    const helper = raw.headersHelper === undefined ? {} : { headersHelper: raw.headersHelper }
+    if (raw.oauth === undefined) return { name, source, config: { type, url, headers, ...helper } }
     if (!isRecord(raw.oauth)) return fail("oauth", `must be an object, not ${describeJson(raw.oauth)}`)
     const oauth: { -readonly [K in keyof OAuthConfig]: OAuthConfig[K] } = {}
     for (const [key, value] of Object.entries(raw.oauth)) {
@@ -263,7 +275,7 @@ export const parseEntry = (
     if (oauth.grantType === "client_credentials" && (oauth.clientId === undefined || oauth.clientSecret === undefined)) {
       return fail("oauth", "with grantType client_credentials needs clientId and clientSecret")
     }
-    return { name, source, config: { type, url, headers, oauth } }
+    return { name, source, config: { type, url, headers, oauth, ...helper } }
   }
   return fail("type", `must be one of "stdio", "sse", "http", "ws", not ${JSON.stringify(type)}`)
 }

@@ -24,14 +24,16 @@ describe("McpConfig", () => {
       fs: { command: "npx", args: ["-y", "server-filesystem", "${HOME}"], env: { DEBUG: "1" } },
       web: { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer ${KEY}" } },
       old: { type: "sse", url: "http://localhost:3001/sse" },
-      sock: { url: "wss://example.com/ws" }
+      sock: { url: "wss://example.com/ws" },
+      helped: { type: "http", url: "https://example.com/mcp", headersHelper: "./get-token.sh" }
     }, ".mcp.json", { HOME: "/home/me", KEY: "k" })
     assert.deepStrictEqual(parsed.errors, [])
     assert.deepStrictEqual(parsed.servers.map((server) => server.config), [
       { type: "stdio", command: "npx", args: ["-y", "server-filesystem", "/home/me"], env: { DEBUG: "1" }, cwd: undefined },
       { type: "http", url: "https://example.com/mcp", headers: { Authorization: "Bearer k" } },
       { type: "sse", url: "http://localhost:3001/sse", headers: {} },
-      { type: "ws", url: "wss://example.com/ws", headers: {} }
+      { type: "ws", url: "wss://example.com/ws", headers: {} },
+      { type: "http", url: "https://example.com/mcp", headers: {}, headersHelper: "./get-token.sh" }
     ])
   })
 
@@ -44,7 +46,8 @@ describe("McpConfig", () => {
       e: { command: "x", env: { TOKEN: "${NOT_SET}" } },
       f: "npx server",
       g: { command: "x", url: "http://x" },
-      h: { url: 5 }
+      h: { url: 5 },
+      i: { url: "https://x", headersHelper: ["get-token"] }
     }, "/p/.mcp.json", {})
     assert.deepStrictEqual(parsed.servers.map((server) => server.name), ["a"])
     assert.deepStrictEqual(parsed.errors.map((error) => [error.server, error.field, error.message]), [
@@ -58,7 +61,8 @@ describe("McpConfig", () => {
       ],
       ["f", "(entry)", `MCP server "f" in /p/.mcp.json: (entry) must be an object, not a string`],
       ["g", "url", `MCP server "g" in /p/.mcp.json: url is not a field of a stdio server (use command, args, env, cwd)`],
-      ["h", "url", `MCP server "h" in /p/.mcp.json: url must be a string, not a number`]
+      ["h", "url", `MCP server "h" in /p/.mcp.json: url must be a string, not a number`],
+      ["i", "headersHelper", `MCP server "i" in /p/.mcp.json: headersHelper must be a shell command (a non-empty string), not an array`]
     ])
   })
 

@@ -224,6 +224,41 @@ describe("McpClientManager over streamable HTTP", () => {
     }))
 })
 
+describe("McpClientManager headersHelper (Claude Code's dynamic headers)", () => {
+  it.scopedLive("the helper's JSON headers win over static ones; a helper that fails or prints no object fails its server", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http", 0, ["--token", "secret"])
+      const url = `http://127.0.0.1:${port}/mcp`
+      const { call, manager } = yield* runtimeFor({
+        web: {
+          type: "http",
+          url,
+          headers: { Authorization: "Bearer stale" },
+          // Run by a shell, with the server's name and URL in its environment.
+          headersHelper: `test "$CLAUDE_CODE_MCP_SERVER_NAME $CLAUDE_CODE_MCP_SERVER_URL" = "web ${url}" && ` +
+            `echo '{"Authorization": "Bearer secret"}'`
+        },
+        broken: { type: "http", url, headersHelper: "echo 'no token for you' >&2; exit 3" },
+        wordy: { type: "http", url, headersHelper: "echo 'Bearer secret'" }
+      })
+      assert.strictEqual(manager.servers()[0].state, "connected")
+      assert.strictEqual((yield* call("mcp__web__slow", { ms: 10 })).text, "slept 10 ms")
+      const [, broken, wordy] = manager.servers()
+      assert.strictEqual(broken.state, "failed")
+      assert.strictEqual(
+        broken.error,
+        `its headersHelper failed (exit code 3): no token for you. Fix "headersHelper" of "broken" in test.mcp.json.`
+      )
+      assert.strictEqual(wordy.state, "failed")
+      assert.strictEqual(
+        wordy.error,
+        // What it printed is not quoted: it may well be a token.
+        `its headersHelper must print a JSON object of header names to string values, but its output is not JSON. ` +
+          `Fix "headersHelper" of "wordy" in test.mcp.json.`
+      )
+    }))
+})
+
 describe("McpClientManager over SSE and WebSocket", () => {
   it.scopedLive("SSE: server-everything's echo", () =>
     Effect.gen(function*() {
