@@ -101,7 +101,11 @@ const safely = (check: () => boolean): boolean => {
   }
 }
 
-/** The MCP listing of a tool: its model-facing description, JSON Schema and behaviour hints. */
+/**
+ * The MCP listing of a tool: its model-facing description, JSON Schema and behaviour hints. `destructiveHint`
+ * false promises "only additive updates" whatever the input; a tool's `isDestructive` answers for one input
+ * (Bash's `ls` is harmless, its `rm` is not), so every tool that is not read-only is listed as MCP's default, true.
+ */
 export const toolListing = (tool: Tool.Any, inputSchema: Tool.JsonSchema) => {
   const readOnly = safely(() => tool.isReadOnly({}))
   return {
@@ -111,7 +115,7 @@ export const toolListing = (tool: Tool.Any, inputSchema: Tool.JsonSchema) => {
     inputSchema: { ...inputSchema, type: "object" as const },
     annotations: {
       readOnlyHint: readOnly,
-      destructiveHint: !readOnly && safely(() => tool.isDestructive({})),
+      destructiveHint: !readOnly,
       openWorldHint: tool.source === "mcp"
     }
   }

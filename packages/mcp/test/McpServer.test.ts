@@ -28,7 +28,6 @@ const write = Tool.make({
   name: "Scribble",
   description: "Pretends to write a file",
   input: Schema.Struct({ text: Schema.String }),
-  isDestructive: () => true,
   call: ({ text }) => Effect.succeed(`wrote ${text.length} characters`)
 })
 
@@ -121,7 +120,12 @@ describe("McpServer", () => {
         additionalProperties: false
       })
       assert.deepStrictEqual(greetListing.annotations, { readOnlyHint: true, destructiveHint: false, openWorldHint: false })
-      assert.strictEqual(tools.find((tool) => tool.name === "Scribble")!.annotations?.destructiveHint, true)
+      // A tool that writes says nothing of what it may destroy (Write, Edit and Bash do not): MCP's default, true,
+      // not "only additive updates", which a client may take as leave to skip its confirmation.
+      assert.deepStrictEqual(
+        tools.find((tool) => tool.name === "Scribble")!.annotations,
+        { readOnlyHint: false, destructiveHint: true, openWorldHint: false }
+      )
 
       const result = yield* Effect.promise(() => client.callTool({ name: "Greet", arguments: { name: "Ada" } }))
       assert.deepStrictEqual(result, { content: [{ type: "text", text: "Hello, Ada!" }] })
