@@ -1007,6 +1007,125 @@ const gitSubcommand = (
   return { index: i, directory }
 }
 
+/** An option of a git sub-command that names a program for git to run, or that makes it run one. */
+interface GitRunnerOption {
+  /** Its long name; git takes any prefix of it (`--upl`; an ambiguous one fails) of `min` (3) or more characters. */
+  readonly long: string
+  readonly min?: number
+  /** Only the name itself (a shell script's parsing: filter-branch). */
+  readonly exact?: true
+  readonly short?: string
+  /** Its value is optional, so only one stuck to it counts (`-O<pager>`, `--open-files-in-pager=<pager>`). */
+  readonly stuck?: true
+  /** What it does, after the option's name; "runs the given command" when not given. */
+  readonly does?: string
+}
+
+interface GitRunners {
+  readonly options: ReadonlyArray<GitRunnerOption>
+  /** The sub-command's short options that take a value: the rest of a cluster (`-jx`) is that value. */
+  readonly shortValues: string
+}
+
+const UPLOAD_PACK: GitRunnerOption = { long: "--upload-pack" }
+const RECEIVE_PACK: GitRunnerOption = { long: "--receive-pack" }
+const EXEC: GitRunnerOption = { long: "--exec" }
+const TEMPLATE: GitRunnerOption = { long: "--template", does: "copies hooks that git runs later" }
+const FILTER_BRANCH_FILTERS = ["env", "tree", "index", "parent", "msg", "commit", "tag-name"].map(
+  (name): GitRunnerOption => ({ long: `--${name}-filter`, exact: true })
+)
+
+/**
+ * The options that make a git sub-command run a program named on the line, which no prefix rule for the
+ * sub-command should cover (`Bash(git fetch:*)` is not `git fetch --upload-pack=./evil`). The tools of
+ * difftool's and mergetool's `--tool` and the hooks git runs come from the repository's configuration, which
+ * `git -c` (and clone's) covers. `bisect run` and `submodule foreach` are below.
+ */
+const GIT_RUNNERS: ReadonlyMap<string, GitRunners> = new Map([
+  ["fetch", { options: [UPLOAD_PACK], shortValues: "jo" }],
+  ["pull", { options: [UPLOAD_PACK], shortValues: "josXS" }],
+  ["ls-remote", { options: [UPLOAD_PACK, EXEC], shortValues: "o" }],
+  ["fetch-pack", { options: [UPLOAD_PACK, EXEC], shortValues: "" }],
+  ["clone", {
+    options: [
+      { ...UPLOAD_PACK, short: "u" },
+      TEMPLATE,
+      { long: "--config", short: "c", does: "can make git run other commands" }
+    ],
+    shortValues: "obucj"
+  }],
+  ["init", { options: [TEMPLATE], shortValues: "b" }],
+  ["push", { options: [RECEIVE_PACK, EXEC], shortValues: "o" }],
+  ["send-pack", { options: [RECEIVE_PACK, EXEC], shortValues: "" }],
+  ["archive", { options: [EXEC], shortValues: "o" }],
+  ["rebase", { options: [{ ...EXEC, short: "x" }], shortValues: "sXxCS" }],
+  ["difftool", { options: [{ long: "--extcmd", short: "x" }], shortValues: "tx" }],
+  ["filter-branch", { options: [...FILTER_BRANCH_FILTERS, { long: "--setup", exact: true }], shortValues: "" }],
+  ["grep", { options: [{ long: "--open-files-in-pager", short: "O", stuck: true }], shortValues: "efABCm" }],
+  ["send-email", {
+    // `--to` and `--cc` are options of their own: only `--to-`, `--cc-` and longer are the command options.
+    options: [
+      { long: "--to-cmd", min: 5 },
+      { long: "--cc-cmd", min: 5 },
+      { long: "--header-cmd" },
+      { long: "--sendmail-cmd" },
+      { long: "--smtp-server" }
+    ],
+    shortValues: ""
+  }]
+])
+
+/** How the word gives `option`, as the reason names it (`-x`, `--exec`), or undefined when it does not. */
+const givenAs = (word: string, option: GitRunnerOption, shortValues: string): string | undefined => {
+  if (word.startsWith("--")) {
+    const equals = word.indexOf("=")
+    const name = equals < 0 ? word : word.slice(0, equals)
+    if (option.stuck === true && equals < 0) return undefined
+    const matches = option.exact === true
+      ? name === option.long
+      : name.length >= (option.min ?? 3) && option.long.startsWith(name)
+    return matches ? option.long : undefined
+  }
+  if (option.short === undefined || !word.startsWith("-")) return undefined
+  for (let i = 1; i < word.length; i++) {
+    const letter = word[i]!
+    if (letter === option.short) return option.stuck !== true || i + 1 < word.length ? `-${letter}` : undefined
+    if (shortValues.includes(letter)) return undefined
+  }
+  return undefined
+}
+
+/** The sub-commands whose first operand can make them run a command: `git bisect run CMD`. */
+const GIT_RUNNER_ACTIONS: ReadonlyMap<string, string> = new Map([["bisect", "run"], ["submodule", "foreach"]])
+
+/**
+ * Why a git command runs a program its line names (`git rebase -x CMD`), or undefined. A sub-command that is
+ * not a plain word (`git $SUB`) may be any of them.
+ */
+const gitRunsProgram = (words: ReadonlyArray<Word>): string | undefined => {
+  const { index } = gitSubcommand(words)
+  const subWord = words[index]
+  if (subWord === undefined) return undefined
+  const sub = subWord.value ?? subWord.source
+  const rest = words.slice(index + 1).map((word) => word.value ?? word.source)
+  const candidates = subWord.value === undefined ? [...GIT_RUNNERS.keys(), ...GIT_RUNNER_ACTIONS.keys()] : [sub]
+  const action = rest.find((word) => !word.startsWith("-"))
+  for (const candidate of candidates) {
+    const runner = GIT_RUNNER_ACTIONS.get(candidate)
+    if (runner !== undefined && action === runner) return `git ${sub} ${runner} runs the given command`
+    const runners = GIT_RUNNERS.get(candidate)
+    if (runners === undefined) continue
+    for (const word of rest) {
+      if (!word.startsWith("-") || word === "-" || word === "--") continue
+      for (const option of runners.options) {
+        const named = givenAs(word, option, runners.shortValues)
+        if (named !== undefined) return `git ${sub} ${named} ${option.does ?? "runs the given command"}`
+      }
+    }
+  }
+  return undefined
+}
+
 /**
  * git's sub-commands that print what files hold, in history, the index or on disk: their `REV:path` operands
  * (`git show HEAD:key`, `:key` for the index), pathspecs after `--`, `diff --no-index`'s files and blame's file.
@@ -1606,6 +1725,11 @@ const addCommand = (
   if (name === "source" || name === ".") markOpaque(collector, `${name} runs the commands of a file`)
   if (name === "find" && hasOption(values, /^-(exec|execdir|ok|okdir)$/)) {
     markOpaque(collector, "find -exec runs other commands")
+  }
+  // Before `git -c`'s check, so that `git clone -c` is named as clone's option.
+  if (name === "git") {
+    const runs = gitRunsProgram(stripped.words)
+    if (runs !== undefined) markOpaque(collector, runs)
   }
   if (name === "git" && hasOption(values, /^(-c|--config-env)/)) {
     markOpaque(collector, "git -c can make git run other commands")

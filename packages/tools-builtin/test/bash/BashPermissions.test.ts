@@ -745,6 +745,54 @@ describe("Bash under permission rules", () => {
         assert.strictEqual(fs.readFileSync(path.join(dir, "f"), "utf8"), "c\n")
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("Bash(git fetch:*), Bash(git rebase:*), Bash(git:*) do not cover an option that runs a program", () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const git = (cwd: string, ...args: Array<string>) =>
+          ChildProcess.execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
+            cwd,
+            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
+          })
+        git(dir, "init", "-q", "-b", "main", "upstream")
+        git(path.join(dir, "upstream"), "commit", "-q", "--allow-empty", "-m", "init")
+        git(dir, "clone", "-q", "upstream", "work")
+        const work = path.join(dir, "work")
+        // Run in place of upload-pack, of each commit's check or of grep's pager, it leaves a mark.
+        const mark = `#!/bin/sh\ntouch ${path.join(dir, "pwned")}\nexit 1\n`
+        fs.writeFileSync(path.join(work, "evil"), mark, { mode: 0o755 })
+        const runs = (what: string) => `${what} runs the given command.`
+        const cases: Array<readonly [rules: Array<string>, command: string, reason: string]> = [
+          [["Bash(git fetch:*)"], "git fetch --upload-pack=./evil origin", runs("git fetch --upload-pack")],
+          [["Bash(git fetch:*)"], "git fetch --upl ./evil origin", runs("git fetch --upload-pack")],
+          [["Bash(git rebase:*)"], "git rebase -x ./evil main", runs("git rebase -x")],
+          [["Bash(git rebase:*)"], "git rebase -ix./evil main", runs("git rebase -x")],
+          [["Bash(git rebase:*)"], "git rebase --exec=./evil main", runs("git rebase --exec")],
+          [["Bash(git:*)"], "git ls-remote --exec=./evil origin", runs("git ls-remote --exec")],
+          [["Bash(git:*)"], "git clone -u ./evil ../upstream copy", runs("git clone -u")],
+          [["Bash(git:*)"], "git clone --config core.hooksPath=. ../upstream copy",
+            "git clone --config can make git run other commands."],
+          [["Bash(git:*)"], "git init --template=./tpl fresh", "git init --template copies hooks that git runs later."],
+          [[], "git grep -O./evil main", runs("git grep -O")]
+        ]
+        for (const [allow, command, reason] of cases) {
+          assert.strictEqual(
+            question((yield* call("Bash", { command }, ruled(work, { allow }))).text),
+            `Bash with command ${command} needs permission: ${reason}`,
+            command
+          )
+        }
+        assert.isFalse(fs.existsSync(path.join(dir, "pwned")))
+        assert.isFalse(fs.existsSync(path.join(dir, "copy")))
+        assert.isFalse(fs.existsSync(path.join(work, "fresh")))
+        // The rules still cover the sub-commands' ordinary lines.
+        const context = ruled(work, { allow: ["Bash(git fetch:*)", "Bash(git rebase:*)"] })
+        for (const command of ["git fetch origin", "git rebase main"]) {
+          const result = yield* call("Bash", { command }, context)
+          assert.isUndefined(result.result.is_error, `${command}: ${result.text}`)
+        }
+        assert.strictEqual(fs.readFileSync(path.join(work, ".git", "FETCH_HEAD"), "utf8").split("\t")[0]!.length, 40)
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("a tree too big to walk asks while path rules exist; without them it is never walked", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir

@@ -173,6 +173,114 @@ describe("commandSemantics", () => {
     assert.deepStrictEqual((await analyze("sed -i 's/x/y/g' f")).commands[0]!.paths, [{ path: "f", access: "write" }])
   })
 
+  it("a git sub-command's option that names a program to run makes the line opaque", async () => {
+    const runs = (what: string) => `${what} runs the given command`
+    // git takes any unambiguous prefix of a long option (`--upl`, `--e`) and clusters short ones (`-qx`, `-xCMD`).
+    const opaque: Record<string, string> = {
+      "git fetch --upload-pack=./evil origin": runs("git fetch --upload-pack"),
+      "git fetch --upload-pack ./evil origin": runs("git fetch --upload-pack"),
+      "git fetch --upl=./evil origin": runs("git fetch --upload-pack"),
+      "git -C sub fetch origin --upload-pack ./evil": runs("git fetch --upload-pack"),
+      "git pull --upload-pack=./evil origin main": runs("git pull --upload-pack"),
+      "git ls-remote --upload-pack ./evil origin": runs("git ls-remote --upload-pack"),
+      "git ls-remote --exec=./evil origin": runs("git ls-remote --exec"),
+      "git fetch-pack --exec=./evil ../r": runs("git fetch-pack --exec"),
+      "git clone --upload-pack=./evil ../r c": runs("git clone --upload-pack"),
+      "git clone -u ./evil ../r c": runs("git clone -u"),
+      "git clone -u./evil ../r c": runs("git clone -u"),
+      "git clone -qu ./evil ../r c": runs("git clone -u"),
+      "git push --receive-pack=./evil origin main": runs("git push --receive-pack"),
+      "git push --receive-pack ./evil origin main": runs("git push --receive-pack"),
+      "git push --rece=./evil origin main": runs("git push --receive-pack"),
+      "git push --exec=./evil origin main": runs("git push --exec"),
+      "git push --e ./evil origin main": runs("git push --exec"),
+      "git send-pack --receive-pack=./evil ../r main": runs("git send-pack --receive-pack"),
+      "git archive --remote=../r --exec=./evil HEAD": runs("git archive --exec"),
+      "git archive --remote ../r --exec ./evil HEAD": runs("git archive --exec"),
+      "git rebase --exec 'make test' main": runs("git rebase --exec"),
+      "git rebase --exec='make test' main": runs("git rebase --exec"),
+      "git rebase --ex=./evil main": runs("git rebase --exec"),
+      "git rebase -x ./evil main": runs("git rebase -x"),
+      "git rebase -x./evil main": runs("git rebase -x"),
+      "git rebase -ix ./evil main": runs("git rebase -x"),
+      "git bisect run ./evil": runs("git bisect run"),
+      "git submodule foreach 'rm -rf x'": runs("git submodule foreach"),
+      "git submodule --quiet foreach --recursive ./evil": runs("git submodule foreach"),
+      "git difftool -y -x ./evil": runs("git difftool -x"),
+      "git difftool -yx ./evil": runs("git difftool -x"),
+      "git difftool -x./evil HEAD": runs("git difftool -x"),
+      "git difftool --extcmd=./evil": runs("git difftool --extcmd"),
+      "git difftool --extcmd ./evil": runs("git difftool --extcmd"),
+      "git filter-branch --tree-filter 'rm -rf x' HEAD": runs("git filter-branch --tree-filter"),
+      "git filter-branch --index-filter ./evil HEAD": runs("git filter-branch --index-filter"),
+      "git filter-branch --msg-filter ./evil HEAD": runs("git filter-branch --msg-filter"),
+      "git filter-branch --commit-filter ./evil HEAD": runs("git filter-branch --commit-filter"),
+      "git filter-branch --env-filter ./evil HEAD": runs("git filter-branch --env-filter"),
+      "git filter-branch --parent-filter ./evil HEAD": runs("git filter-branch --parent-filter"),
+      "git filter-branch -f --tag-name-filter cat HEAD": runs("git filter-branch --tag-name-filter"),
+      "git filter-branch --setup ./evil --prune-empty HEAD": runs("git filter-branch --setup"),
+      // grep is read-only, so without -O's program it runs with no rule at all.
+      "git grep -O./evil TODO": runs("git grep -O"),
+      "git grep -iO./evil TODO": runs("git grep -O"),
+      "git grep --open-files-in-pager=./evil TODO": runs("git grep --open-files-in-pager"),
+      "git grep --open=./evil TODO": runs("git grep --open-files-in-pager"),
+      "git send-email --to-cmd=./evil p.patch": runs("git send-email --to-cmd"),
+      "git send-email --cc-cmd ./evil p.patch": runs("git send-email --cc-cmd"),
+      "git send-email --header-cmd=./evil p.patch": runs("git send-email --header-cmd"),
+      "git send-email --sendmail-cmd=./evil p.patch": runs("git send-email --sendmail-cmd"),
+      "git send-email --smtp-server=/tmp/evil p.patch": runs("git send-email --smtp-server"),
+      "git clone --template=./tpl ../r c": "git clone --template copies hooks that git runs later",
+      "git clone --temp ./tpl ../r c": "git clone --template copies hooks that git runs later",
+      "git init --template ./tpl": "git init --template copies hooks that git runs later",
+      "git clone -c core.hooksPath=./h ../r c": "git clone -c can make git run other commands",
+      "git clone -qc core.hooksPath=./h ../r c": "git clone -c can make git run other commands",
+      "git clone -ccore.hooksPath=./h ../r c": "git clone -c can make git run other commands",
+      "git clone --config core.hooksPath=./h ../r c": "git clone --config can make git run other commands",
+      "git clone --config=core.hooksPath=./h ../r c": "git clone --config can make git run other commands",
+      "git clone --conf=core.hooksPath=./h ../r c": "git clone --config can make git run other commands",
+      // A sub-command that is not a plain word may be any of them.
+      "git $SUB --upload-pack=./evil origin": runs("git $SUB --upload-pack"),
+      "git \"$SUB\" run ./evil": runs("git \"$SUB\" run")
+    }
+    for (const [command, reason] of Object.entries(opaque)) {
+      const analysis = await analyze(command)
+      assert.strictEqual(analysis.opaque, reason, command)
+      assert.isFalse(analysis.readOnly, command)
+    }
+    // The same words as operands or other options, and options that only name a configured tool or the pager.
+    const plain = [
+      "git fetch origin",
+      "git fetch -u origin main",
+      "git fetch --update-shallow origin",
+      "git pull --rebase origin main",
+      "git push origin main",
+      "git push --repo=origin",
+      "git rebase main",
+      "git rebase -i --autosquash main",
+      "git rebase -X theirs main",
+      "git rebase -s ours -Xpatience main",
+      "git clone ../r c",
+      "git clone -b main -o up --depth 1 ../r c",
+      "git clone -j4 ../r c",
+      "git init -b main",
+      "git archive --remote=../r HEAD",
+      "git bisect start HEAD HEAD~3",
+      "git bisect good",
+      "git submodule update --init --recursive",
+      "git submodule status foreach",
+      "git difftool -y --tool=vimdiff",
+      "git difftool -t meld HEAD",
+      "git mergetool --tool=meld",
+      "git filter-branch --subdirectory-filter lib HEAD",
+      "git grep -O TODO",
+      "git send-email --to=dev@example.com --cc=x@example.com p.patch",
+      "git commit -m 'add --upload-pack and -x'",
+      "git log --grep=--exec"
+    ]
+    for (const command of plain) assert.isUndefined((await analyze(command)).opaque, command)
+    assert.isTrue((await analyze("git grep -O TODO")).readOnly)
+  })
+
   it("sees the command a line continuation, a runner wrapper or coproc hides", async () => {
     assert.deepStrictEqual(await specifiers("r\\\nm -rf x"), ["rm -rf x"])
     assert.deepStrictEqual(await specifiers("echo a\\\\\nrm -rf x"), ["echo 'a\\'", "rm -rf x"])
