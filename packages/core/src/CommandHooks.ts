@@ -422,6 +422,57 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
     } satisfies ToolHooks.Service
   })
 
+/**
+ * The allow rules of an allowing hook's `updatedPermissions` (Claude Code's permission updates): `addRules`
+ * with `behavior: "allow"` become rules remembered for the session, and saved to the local settings when the
+ * destination is `localSettings`. What toolwright cannot apply is named in `notes` (logged), never guessed at.
+ */
+const readPermissionUpdates = (updates: unknown) => {
+  const rules: Array<string> = []
+  const sessionRules: Array<string> = []
+  const notes: Array<string> = []
+  if (updates === undefined) return { rules, sessionRules, notes }
+  if (!Array.isArray(updates)) {
+    notes.push("updatedPermissions is not an array of permission updates; it was ignored")
+    return { rules, sessionRules, notes }
+  }
+  for (const update of updates) {
+    if (!isRecord(update) || update.type !== "addRules" || update.behavior !== "allow") {
+      notes.push(
+        `the permission update ${JSON.stringify(update)} was ignored: toolwright applies addRules with behavior "allow"`
+      )
+      continue
+    }
+    const destination = update.destination
+    for (const entry of Array.isArray(update.rules) ? update.rules : []) {
+      const rule = isRecord(entry) && typeof entry.toolName === "string"
+        ? typeof entry.ruleContent === "string" ? `${entry.toolName}(${entry.ruleContent})` : entry.toolName
+        : undefined
+      const parsed = rule === undefined ? undefined : PermissionRule.parse(rule)
+      const problem = parsed === undefined
+        ? "it is not { toolName, ruleContent? }"
+        : Either.isLeft(parsed)
+        ? parsed.left
+        : PermissionRule.check(parsed.right)
+      if (problem !== undefined || rule === undefined) {
+        notes.push(`the rule ${JSON.stringify(entry)} was not added: ${problem}`)
+        continue
+      }
+      if (destination === "localSettings") rules.push(rule)
+      else {
+        if (destination !== "session") {
+          notes.push(
+            `${rule} was added for this session only: toolwright saves rules only to .toolwright/settings.local.json ` +
+              `(destination "localSettings"), not to ${JSON.stringify(destination)}`
+          )
+        }
+        sessionRules.push(rule)
+      }
+    }
+  }
+  return { rules, sessionRules, notes }
+}
+
 /** What a PermissionRequest hook answered: allow or deny on the user's behalf, or nothing. */
 export const interpretPermissionRequest = (
   hook: CommandHook,
@@ -437,11 +488,21 @@ export const interpretPermissionRequest = (
   const decision = json === undefined ? undefined : specific(json).decision
   if (!isRecord(decision)) return Effect.succeed(undefined)
   if (decision.behavior === "allow") {
-    return Effect.succeed(
-      isRecord(decision.updatedInput)
-        ? { behavior: "allow", updatedInput: decision.updatedInput }
-        : { behavior: "allow" }
-    )
+    const { notes, rules, sessionRules } = readPermissionUpdates(decision.updatedPermissions)
+    const answer: Permission.PermissionAnswer = {
+      behavior: "allow",
+      ...(isRecord(decision.updatedInput) ? { updatedInput: decision.updatedInput } : {}),
+      ...(rules.length > 0 ? { rules } : {}),
+      ...(sessionRules.length > 0 ? { sessionRules } : {})
+    }
+    return notes.length === 0
+      ? Effect.succeed(answer)
+      : Effect.as(
+        Effect.forEach(notes, (note) => Effect.logWarning(`PermissionRequest hook \`${hook.command}\`: ${note}`), {
+          discard: true
+        }),
+        answer
+      )
   }
   if (decision.behavior === "deny") {
     const message = typeof decision.message === "string" && decision.message !== ""

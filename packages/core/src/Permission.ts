@@ -71,7 +71,15 @@ export type PermissionDecision =
     readonly suggestions: ReadonlyArray<string>
   }
 
-/** An answer from the prompter. `rules` are remembered ("allow always") when present. */
+/**
+ * An answer from the prompter. `rules` are remembered ("allow always": for the session and in the local
+ * settings) when present; `sessionRules` for the session only.
+ */
 export type PermissionAnswer =
-  | { readonly behavior: "allow"; readonly updatedInput?: unknown; readonly rules?: ReadonlyArray<string> }
+  | {
+    readonly behavior: "allow"
+    readonly updatedInput?: unknown
+    readonly rules?: ReadonlyArray<string>
+    readonly sessionRules?: ReadonlyArray<string>
+  }
   | { readonly behavior: "deny"; readonly message: string }

@@ -27,7 +27,15 @@ export interface Service {
    * Remembers allow rules a person chose with "allow always", for the rest of the session (and, in the
    * persistent layer, in `.toolwright/settings.local.json`). Optional: a policy without memory omits it.
    */
-  readonly remember?: (rules: ReadonlyArray<string>, context: ToolUseContext) => Effect.Effect<void>
+  /**
+   * Adds allow rules for the rest of the session ("allow always"); also saved where the layer keeps them
+   * unless `options.persist` is false.
+   */
+  readonly remember?: (
+    rules: ReadonlyArray<string>,
+    context: ToolUseContext,
+    options?: { readonly persist?: boolean }
+  ) => Effect.Effect<void>
 }
 
 export class PermissionPolicy extends Context.Tag("@toolwright/core/PermissionPolicy")<PermissionPolicy, Service>() {}
@@ -111,14 +119,14 @@ export const makeRules = (options: RulesOptions = {}): Service => {
   return {
     decide: engine.decide,
     isBlanketDenied: engine.isBlanketDenied,
-    remember: (rules, context) =>
+    remember: (rules, context, rememberOptions) =>
       Effect.gen(function*() {
         const valid = rules.filter((rule) => Either.isRight(PermissionRule.parse(rule)))
         if (valid.length === 0) return
         const list = session.get(context.cwd) ?? []
         for (const rule of valid) if (!list.some((entry) => entry.rule === rule)) list.push({ rule, source: "session" })
         session.set(context.cwd, list)
-        if (options.persist !== undefined) yield* options.persist(valid, context)
+        if (options.persist !== undefined && rememberOptions?.persist !== false) yield* options.persist(valid, context)
       })
   }
 }

@@ -275,6 +275,9 @@ class Call {
       if (answer.rules !== undefined && answer.rules.length > 0 && policy.remember !== undefined) {
         yield* policy.remember(answer.rules, context)
       }
+      if (answer.sessionRules !== undefined && answer.sessionRules.length > 0 && policy.remember !== undefined) {
+        yield* policy.remember(answer.sessionRules, context, { persist: false })
+      }
       if (answer.updatedInput === undefined) return yield* this.run(tool, context, input, pre)
       return yield* andThenOr(
         validator.validate(tool, answer.updatedInput, context),

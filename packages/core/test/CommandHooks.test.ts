@@ -647,6 +647,63 @@ describe("CommandHooks: PermissionRequest", () => {
       }])
     }).pipe(Effect.provide(NodeContext.layer)))
 
+  it.live("an allowing hook's updatedPermissions: addRules allow rules for the session or the local settings", () =>
+    Effect.gen(function*() {
+      const updates = [
+        { type: "addRules", rules: [{ toolName: "Echo", ruleContent: "x" }], behavior: "allow", destination: "session" },
+        { type: "addRules", rules: [{ toolName: "Read" }], behavior: "allow", destination: "localSettings" },
+        { type: "addRules", rules: [{ toolName: "Echo" }], behavior: "allow", destination: "projectSettings" },
+        { type: "addRules", rules: [{ toolName: "bash", ruleContent: "ls" }], behavior: "allow", destination: "session" },
+        { type: "setMode", mode: "acceptEdits", destination: "session" }
+      ]
+      const allow = `echo '${
+        JSON.stringify({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow", updatedPermissions: updates } } })
+      }'`
+      assert.deepStrictEqual(yield* ask([hook("PermissionRequest", allow)]), {
+        answer: { behavior: "allow", rules: ["Read"], sessionRules: ["Echo(x)", "Echo"] },
+        innerAsked: 0
+      })
+    }))
+
+  it.live("rules a hook added for the session answer the next ask: the hook is not run again", () =>
+    Effect.gen(function*() {
+      const count = path.join(dir, "permission-request-count")
+      const allow = `echo x >> ${count}; echo '${
+        JSON.stringify({
+          hookSpecificOutput: {
+            hookEventName: "PermissionRequest",
+            decision: {
+              behavior: "allow",
+              updatedPermissions: [{ type: "addRules", rules: [{ toolName: "Echo" }], behavior: "allow", destination: "session" }]
+            }
+          }
+        })
+      }'`
+      const session = { ...context, commandHooks: [hook("PermissionRequest", allow)] }
+      const results = yield* Effect.gen(function*() {
+        const runtime = yield* ToolRuntime.ToolRuntime
+        const one = (id: string) =>
+          Effect.map(
+            runtime.runToolUse({ type: "tool_use", id, name: "Echo", input: { text: id } }, session).pipe(Stream.runCollect),
+            (events) => Array.from(events).flatMap((event) => event._tag === "ToolResult" ? [event.result.content] : [])
+          )
+        return [yield* one("a"), yield* one("b")]
+      }).pipe(
+        Effect.provide(
+          ToolRuntime.layer.pipe(
+            Layer.provide(Layer.mergeAll(
+              ToolRuntime.defaultStages,
+              CommandHooks.layerPermissionRequest.pipe(Layer.provide(PermissionPrompter.layerAutoDeny))
+            )),
+            Layer.provide(ToolRegistry.layerTools([Echo])),
+            Layer.provide(NodeContext.layer)
+          )
+        )
+      )
+      assert.deepStrictEqual(results, [["echo: a"], ["echo: b"]])
+      assert.strictEqual(fs.readFileSync(count, "utf8"), "x\n")
+    }))
+
   it.live("a hook answers for the user; deny wins; nothing said falls through to the prompter", () =>
     Effect.gen(function*() {
       const allow = `grep -q '"toolName":"Echo"' && echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'`
