@@ -53,6 +53,8 @@ export const defaultCredentialsFile = (): string => path.join(os.homedir(), ".to
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
+const keyOf = (server: string, url: string): string => `${server}|${url}`
+
 /** The credentials file: read whole, written whole through a temp file, readable by the user only. */
 export class CredentialsStore {
   readonly file: string
@@ -74,22 +76,31 @@ export class CredentialsStore {
     }
   }
 
-  /** Credentials are bound to the URL they were issued for: a server moved elsewhere starts afresh. */
+  /**
+   * Credentials are kept per server name and URL: one file serves every project, and two projects' servers of
+   * one name (a "docs" at each company) must not log each other out. A server moved elsewhere starts afresh.
+   * Entries written under the name alone are still read when their URL matches, and moved on the next update.
+   */
   get(server: string, url: string): StoredCredentials {
-    const entry = this.#readAll()[server]
+    const all = this.#readAll()
+    const entry = all[keyOf(server, url)] ?? all[server]
     return entry !== undefined && entry.url === url ? entry : { url }
   }
 
   update(server: string, url: string, change: (current: StoredCredentials) => StoredCredentials): void {
     const all = this.#readAll()
-    all[server] = change(this.get(server, url))
+    const next = change(this.get(server, url))
+    if (all[server]?.url === url) delete all[server]
+    all[keyOf(server, url)] = next
     this.#writeAll(all)
   }
 
+  /** Forgets every login of the servers of this name. */
   remove(server: string): void {
     const all = this.#readAll()
-    if (!(server in all)) return
-    delete all[server]
+    const keys = Object.keys(all).filter((key) => key === server || key.startsWith(`${server}|`))
+    if (keys.length === 0) return
+    for (const key of keys) delete all[key]
     this.#writeAll(all)
   }
 

@@ -93,11 +93,34 @@ describe("McpOAuth", () => {
       assert.match(authorization.searchParams.get("redirect_uri") ?? "", /^http:\/\/127\.0\.0\.1:\d+\/callback$/)
       assert.strictEqual(fs.statSync(credentialsFile).mode & 0o777, 0o600)
       const stored = JSON.parse(fs.readFileSync(credentialsFile, "utf8"))
-      assert.match(stored.guarded.tokens.access_token, /^at-/)
+      assert.match(stored[`guarded|${config.url}`].tokens.access_token, /^at-/)
 
       const after = yield* connect({ guarded: config }, credentialsFile)
       assert.strictEqual(after.status.state, "connected")
       assert.match(yield* after.call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
+    }))
+
+  it.scopedLive("two projects' servers of one name keep their own logins; a login stored by name alone still counts", () =>
+    Effect.gen(function*() {
+      const first = yield* startOAuthServer
+      const second = yield* startOAuthServer
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-oauth-"))
+      const credentialsFile = path.join(dir, "home", ".toolwright", "mcp-credentials.json")
+      const configA = { type: "http" as const, url: `http://127.0.0.1:${first.port}/mcp`, headers: {} }
+      const configB = { type: "http" as const, url: `http://127.0.0.1:${second.port}/mcp`, headers: {} }
+      yield* loginAsBrowser(configA, credentialsFile)
+      yield* loginAsBrowser(configB, credentialsFile)
+      assert.strictEqual((yield* connect({ guarded: configA }, credentialsFile)).status.state, "connected")
+      assert.strictEqual((yield* connect({ guarded: configB }, credentialsFile)).status.state, "connected")
+
+      // A file written before logins were kept per URL: its entry is used, and moved to its new key on update.
+      const stored = JSON.parse(fs.readFileSync(credentialsFile, "utf8"))
+      fs.writeFileSync(credentialsFile, JSON.stringify({ guarded: stored[`guarded|${configA.url}`] }))
+      assert.strictEqual((yield* connect({ guarded: configA }, credentialsFile)).status.state, "connected")
+      const store = new McpOAuth.CredentialsStore(credentialsFile)
+      store.update("guarded", configA.url, (current) => ({ ...current, stepUpScope: "admin" }))
+      assert.deepStrictEqual(Object.keys(JSON.parse(fs.readFileSync(credentialsFile, "utf8"))), [`guarded|${configA.url}`])
+      assert.strictEqual(store.get("guarded", configA.url).stepUpScope, "admin")
     }))
 
   // Streamable HTTP, and the legacy SSE transport, whose calls are POSTs beside the event stream.
@@ -117,13 +140,14 @@ describe("McpOAuth", () => {
           `<tool_use_error>MCP server "guarded" refused mcp__guarded__write: it needs the OAuth scope "write", which ` +
             "the current token lacks. Run `toolwright mcp login guarded` to grant it, then try again.</tool_use_error>"
         )
-        assert.strictEqual(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope, "write")
+        const stored = () => JSON.parse(fs.readFileSync(credentialsFile, "utf8"))[`guarded|${config.url}`]
+        assert.strictEqual(stored().stepUpScope, "write")
 
         // The stored refresh token is not used: it would renew the narrower scope.
         const visited = yield* loginAsBrowser(config, credentialsFile)
         assert.strictEqual(visited.length, 1)
         assert.strictEqual(new URL(visited[0]).searchParams.get("scope"), "write")
-        assert.isUndefined(JSON.parse(fs.readFileSync(credentialsFile, "utf8")).guarded.stepUpScope)
+        assert.isUndefined(stored().stepUpScope)
         const after = yield* connect({ guarded: config }, credentialsFile)
         assert.strictEqual(yield* after.call("mcp__guarded__write"), "written with scopes write")
         assert.match(yield* after.call("mcp__guarded__whoami"), /^client [0-9a-f-]{36}$/)
