@@ -249,17 +249,23 @@ export const builtinRegistryFor = (
     }).pipe(Effect.provide(NodePlatform.layer))
   )
 
+/** Which commands connect to the project's MCP servers: all but `run` of a tool that cannot need them. */
+export interface McpOption {
+  readonly cwd: Option.Option<string>
+  readonly settings?: Option.Option<string>
+  /** False leaves the servers alone (none is started or waited for); default true. */
+  readonly mcp?: boolean
+}
+
 /**
  * The CLI's registry plus the tools of the MCP servers configured for `--cwd`, with the ToolSearch tool
  * searching that whole pool (its deferral mode from `TOOLWRIGHT_TOOL_SEARCH`; a bad value is a usage error).
  */
-export const registryLayerFor = (
-  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) =>
+export const registryLayerFor = (options: McpOption) =>
   withToolSearch(
     McpToolRegistry.layer.pipe(
       Layer.provide(builtinRegistryFor(options)),
-      Layer.provideMerge(mcpLayer(options))
+      Layer.provideMerge(options.mcp === false ? McpClientManager.layerEmpty : mcpLayer(options))
     )
   )
 
@@ -297,7 +303,7 @@ const withToolSearch = <E, R>(tools: Layer.Layer<ToolRegistry.ToolRegistry, E, R
  */
 export const runtimeLayerWith = <E, R>(
   prompter: Layer.Layer<PermissionPrompter.PermissionPrompter, E, R>,
-  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
+  options: McpOption
 ) =>
   ToolRuntime.layer.pipe(
     Layer.provide(
@@ -315,6 +321,4 @@ export const runtimeLayerWith = <E, R>(
  * The runtime of `run`: as `runtimeLayerWith`, asking in the terminal when there is one (else denying);
  * MCP servers' questions (elicitation) go to the same terminal (else are declined).
  */
-export const runtimeLayerFor = (
-  options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> }
-) => runtimeLayerWith(TerminalPrompter.layerAuto, options).pipe(Layer.provide(TerminalPrompter.layerAuto))
+export const runtimeLayerFor = (options: McpOption) => runtimeLayerWith(TerminalPrompter.layerAuto, options).pipe(Layer.provide(TerminalPrompter.layerAuto))

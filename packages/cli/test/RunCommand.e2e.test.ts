@@ -7,14 +7,17 @@ import { join } from "node:path"
 
 const bin = join(import.meta.dirname, "..", "dist", "toolwright.mjs")
 
-const toolwright = (args: ReadonlyArray<string>, options: { cwd?: string; input?: string; home?: string } = {}) => {
+const toolwright = (
+  args: ReadonlyArray<string>,
+  options: { cwd?: string; input?: string; home?: string; env?: Record<string, string> } = {}
+) => {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "tw-home-"))
   try {
     const result = spawnSync(process.execPath, [bin, ...args], {
       cwd: options.cwd ?? process.cwd(),
       input: options.input ?? "",
       encoding: "utf8",
-      env: { ...process.env, HOME: home, CI: "1" }
+      env: { ...process.env, HOME: home, CI: "1", ...options.env }
     })
     return { code: result.status, stdout: result.stdout, stderr: result.stderr, pid: result.pid }
   } finally {
@@ -290,6 +293,29 @@ describe("toolwright run: settings sandbox", () => {
       assert.include(result.stdout, "inside")
       assert.isFalse(existsSync(outside))
       assert.strictEqual(readFileSync(join(project, "ok.txt"), "utf8"), "inside\n")
+    }))
+})
+
+describe("toolwright run and the project's MCP servers", () => {
+  it("a built-in tool runs without starting them; an MCP tool or ToolSearch starts them", () =>
+    withDir((dir) => {
+      // A server that notes each start, then never answers: waiting for it would cost a whole MCP_TIMEOUT.
+      writeFileSync(join(dir, "server.mjs"), `import { appendFileSync } from "node:fs"\nappendFileSync("starts", "x")\nsetInterval(() => {}, 1000)\n`)
+      writeFileSync(join(dir, ".mcp.json"), JSON.stringify({ mcpServers: { mute: { command: process.execPath, args: ["server.mjs"] } } }))
+      writeFileSync(join(dir, "notes.txt"), "alpha\n")
+      const read = toolwright(["run", "Read", "--cwd", dir, "--input", `{"file_path":"notes.txt"}`])
+      assert.strictEqual(read.code, 0, read.stderr)
+      assert.strictEqual(read.stdout, "1\talpha\n")
+      assert.strictEqual(read.stderr, "")
+      assert.isFalse(existsSync(join(dir, "starts")))
+
+      const env = { MCP_TIMEOUT: "500" }
+      const mcp = toolwright(["run", "mcp__mute__anything", "--cwd", dir], { env })
+      assert.strictEqual(mcp.code, 2)
+      assert.include(mcp.stderr, `warning: MCP server "mute" failed: did not answer within 500 ms (MCP_TIMEOUT)`)
+      const search = toolwright(["run", "ToolSearch", "--cwd", dir, "--input", `{"query":"select:Read"}`], { env })
+      assert.strictEqual(search.code, 0, search.stderr)
+      assert.strictEqual(readFileSync(join(dir, "starts"), "utf8"), "xx")
     }))
 })
 

@@ -97,5 +97,10 @@ export const command = Command.make(
         })
       )
       if (isError) return yield* new ErrorOutcome({ code: 1 })
-    }).pipe(Effect.provide(runtimeLayerFor(options)))
+    }).pipe(Effect.provide(runtimeLayerFor({
+      ...options,
+      // Only an MCP tool or ToolSearch (which searches the whole pool) needs the servers: a built-in or a
+      // plugin's tool does not wait up to MCP_TIMEOUT for an unrelated server to start.
+      mcp: options.name.startsWith("mcp__") || options.name === "ToolSearch"
+    })))
 ).pipe(Command.withDescription("Run one tool call through the full pipeline and print its result"))
