@@ -22,6 +22,27 @@ export interface CallResult {
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
 const isImageType = (mime: string): mime is Message.ImageSource["media_type"] => IMAGE_TYPES.has(mime)
 
+/** The image type its first bytes show, if it is one a model can see. */
+const sniffImageType = (base64: string): Message.ImageSource["media_type"] | undefined => {
+  const head = Buffer.from(base64.slice(0, 24), "base64")
+  if (head.subarray(0, 4).toString("hex") === "89504e47") return "image/png"
+  if (head.subarray(0, 3).toString("hex") === "ffd8ff") return "image/jpeg"
+  if (head.subarray(0, 4).toString("latin1") === "GIF8") return "image/gif"
+  if (head.subarray(0, 4).toString("latin1") === "RIFF" && head.subarray(8, 12).toString("latin1") === "WEBP") {
+    return "image/webp"
+  }
+  return undefined
+}
+
+/**
+ * The media type an image is sent with. The API refuses an image whose bytes are not what its type says, and
+ * servers mislabel (a PNG screenshot as image/jpeg, "image/jpg"): what the bytes show wins over the label.
+ */
+const imageTypeOf = (mimeType: string, base64: string): Message.ImageSource["media_type"] | undefined => {
+  const declared = mimeType.toLowerCase() === "image/jpg" ? "image/jpeg" : mimeType.toLowerCase()
+  return sniffImageType(base64) ?? (isImageType(declared) ? declared : undefined)
+}
+
 /** The most base64 the model API takes for one image (5 MB); a larger one would fail the whole request. */
 const MAX_INLINE_IMAGE_BASE64 = 5 * 1024 * 1024
 
@@ -105,12 +126,14 @@ const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: 
   switch (block.type) {
     case "text":
       return { type: "text", text: block.text }
-    case "image":
-      if (isImageType(block.mimeType)) return imageBlock(block.mimeType, block.data, index, sink)
+    case "image": {
+      const imageType = imageTypeOf(block.mimeType, block.data)
+      if (imageType !== undefined) return imageBlock(imageType, block.data, index, sink)
       return {
         type: "text",
         text: describeBinary("Image", block.mimeType, block.data, saveBlob(sink, index, block.mimeType, block.data))
       }
+    }
     case "audio":
       return {
         type: "text",
@@ -130,8 +153,9 @@ const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: 
       }
       if ("blob" in resource && typeof resource.blob === "string") {
         const mimeType = resource.mimeType ?? "application/octet-stream"
-        if (isImageType(mimeType)) {
-          const image = imageBlock(mimeType, resource.blob, index, sink)
+        const imageType = mimeType.startsWith("image/") ? imageTypeOf(mimeType, resource.blob) : undefined
+        if (imageType !== undefined) {
+          const image = imageBlock(imageType, resource.blob, index, sink)
           return image.type === "image" ? image : { type: "text", text: `[Resource from ${serverName} at ${resource.uri}] ${image.text}` }
         }
         const saved = saveBlob(sink, index, mimeType, resource.blob)

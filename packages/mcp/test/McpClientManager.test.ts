@@ -295,6 +295,18 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
       assert.deepStrictEqual(legacy.result, { type: "tool_result", tool_use_id: "toolu_1", content: `{"answer":42}` })
     }).pipe(Effect.provide(layer)))
 
+  it.scopedLive("an image's media type is read from its bytes: a mislabelled PNG or image/jpg still reaches the model", () =>
+    Effect.gen(function*() {
+      const mediaType = (content: Message.ToolResultContent) =>
+        (content as ReadonlyArray<Message.ToolResultContentBlock>).map((block) =>
+          block.type === "image" ? block.source.media_type : block.type
+        )
+      for (const [mimeType, embedded] of [["image/jpeg", false], ["image/jpg", false], ["image/jpg", true]] as const) {
+        const { result } = yield* call(context, "mcp__scripted__picture", { bytes: 100, embedded, mimeType })
+        assert.deepStrictEqual(mediaType(result.content), ["image/png"], `${mimeType}, embedded: ${embedded}`)
+      }
+    }).pipe(Effect.provide(layer)))
+
   it.scopedLive("an image over the 5 MB a model takes inline is saved to a file instead, and the model told where", () =>
     Effect.gen(function*() {
       const small = yield* call(context, "mcp__scripted__picture", { bytes: 1_000, embedded: false }, "toolu_small")
