@@ -6,11 +6,29 @@ import type { Message } from "@toolwright/core"
 
 const truncate = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
 
-/** One line for a progress event. */
-export const progressLine = (event: Message.Progress): string => {
-  const data = event.data
-  const text = typeof data === "string" ? data : JSON.stringify(data) ?? ""
-  return `[${event.toolName}] ${truncate(text.replace(/\s+/g, " ").trim(), 200)}`
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/**
+ * What a progress event says to a person: an MCP server's message and count (`waited 50 ms (50/100)`), the
+ * last line a command printed (Bash), else the event as JSON.
+ */
+const progressText = (data: unknown): string => {
+  if (typeof data === "string") return data
+  if (isRecord(data) && typeof data.output === "string") {
+    const lines = data.output.split("\n").filter((line) => line.trim() !== "")
+    return lines.at(-1) ?? ""
+  }
+  if (isRecord(data) && typeof data.progress === "number") {
+    const count = `(${data.progress}${typeof data.total === "number" ? `/${data.total}` : ""})`
+    return typeof data.message === "string" && data.message.trim() !== "" ? `${data.message} ${count}` : count
+  }
+  return JSON.stringify(data) ?? ""
+}
+
+/** One line for a progress event; none for an event with nothing to show (a command printing blank lines). */
+export const progressLine = (event: Message.Progress): string | undefined => {
+  const text = progressText(event.data).replace(/\s+/g, " ").trim()
+  return text === "" ? undefined : `[${event.toolName}] ${truncate(text, 200)}`
 }
 
 /** The text of a result's content as a person reads it. */

@@ -319,6 +319,18 @@ describe("toolwright run and the project's MCP servers", () => {
     }))
 })
 
+describe("toolwright run progress", () => {
+  it("an MCP tool's progress is its message and count on stderr, one line each", () =>
+    withDir((dir) => {
+      const scripted = join(import.meta.dirname, "..", "..", "mcp", "test", "fixtures", "scripted-server.mjs")
+      writeFileSync(join(dir, ".mcp.json"), JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [scripted] } } }))
+      const result = toolwright(["run", "mcp__s__slow", "--cwd", dir, "--input", `{"ms":100}`, "--allow", "mcp__s"])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, "slept 100 ms\n")
+      assert.strictEqual(result.stderr, "[mcp__s__slow] waited 50 ms (50/100)\n[mcp__s__slow] waited 100 ms (100/100)\n")
+    }))
+})
+
 describe("toolwright run ToolSearch", () => {
   it("is wired to the CLI's pool: select returns tool_reference blocks for the named tools", () =>
     withDir((dir) => {

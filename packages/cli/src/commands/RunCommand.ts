@@ -80,8 +80,10 @@ export const command = Command.make(
       yield* runtime.runToolUse(toolUse, session.context).pipe(
         Stream.runForEach((event) => {
           switch (event._tag) {
-            case "Progress":
-              return Console.error(progressLine(event))
+            case "Progress": {
+              const line = progressLine(event)
+              return line === undefined ? Effect.void : Console.error(line)
+            }
             case "PermissionRequest":
               // Not announced here: a PermissionRequest hook may answer it, the terminal prompt shows it when
               // someone is asked, and when nobody can answer the result says why and how to allow it.
