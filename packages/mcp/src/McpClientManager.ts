@@ -278,6 +278,9 @@ const runHeadersHelper = (
     return Effect.sync(() => child.kill())
   })
 
+/** The handshake and tool listing together took longer than MCP_TIMEOUT. */
+class ConnectTimeout extends Error {}
+
 /** What a call is told when the connection broke under a heartbeat ping. */
 const pingFailed = (error: unknown): string => `its connection broke during a ping: ${messageOf(error)}`
 
@@ -661,8 +664,19 @@ export const make = (options: Options) =>
         Effect.ignore
       )
 
-    const describeFailure = (connection: Connection, error: unknown, offset: number): string => {
-      const base = error instanceof McpError && error.code === ErrorCode.RequestTimeout
+    const describeFailure = (
+      connection: Connection,
+      error: unknown,
+      offset: number,
+      stdoutNoise: string | undefined
+    ): string => {
+      const timedOut = (error instanceof McpError && error.code === ErrorCode.RequestTimeout) ||
+        error instanceof ConnectTimeout
+      const base = timedOut && stdoutNoise !== undefined
+        ? `it wrote text that is not JSON-RPC to stdout, so its answer was lost (${stdoutNoise}). An MCP stdio ` +
+          `server must write only JSON-RPC messages to stdout (its logs belong on stderr): fix the server or the ` +
+          `command that starts it`
+        : error instanceof McpError && error.code === ErrorCode.RequestTimeout
         ? `did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`
         // The SDK names its own option; the user wrote `oauth.issuer`.
         : startFailure(connection.entry, error).replace("`expectedIssuer`", `oauth.issuer in ${connection.entry.source}`)
@@ -756,13 +770,23 @@ export const make = (options: Options) =>
           const token = decoded.data.params.progressToken
           connection.progress.get(String(token))?.(decoded.data.params)
         }
+        // A stdio line that is not JSON-RPC (a banner printed without a newline swallows the answer after it)
+        // reaches onerror as the parse error; if the handshake then times out, that is why.
+        let stdoutNoise: string | undefined
+        if (connection.entry.config.type === "stdio") {
+          client.onerror = (error) => {
+            if (error instanceof SyntaxError || (error instanceof Error && error.name === "ZodError")) {
+              stdoutNoise ??= messageOf(error).replace(/\s+/g, " ").slice(0, 200)
+            }
+          }
+        }
         const attempt = Effect.tryPromise((signal) =>
           client.connect(transport, { timeout: connectTimeoutMs, signal })
         ).pipe(
           Effect.flatMap(() => listTools(client)),
           Effect.timeoutFail({
             duration: Duration.millis(connectTimeoutMs),
-            onTimeout: () => new Error(`did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`)
+            onTimeout: () => new ConnectTimeout(`did not answer within ${connectTimeoutMs} ms (MCP_TIMEOUT)`)
           }),
           Effect.either
         )
@@ -776,7 +800,7 @@ export const make = (options: Options) =>
           connection.error = isAuthError(cause)
             ? `the server requires authentication (HTTP 401): ${messageOf(cause)}. ` +
               `Run \`toolwright mcp login ${connection.entry.name}\`, or give credentials in its headers.`
-            : describeFailure(connection, cause, offset)
+            : describeFailure(connection, cause, offset, stdoutNoise)
           changed()
           return
         }

@@ -5,6 +5,7 @@ import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { pathToFileURL } from "node:url"
 import { McpClientManager, McpConfig, McpToolRegistry } from "../src/index.js"
 import { freePort } from "./support.js"
 
@@ -178,6 +179,25 @@ describe("McpClientManager configuration", () => {
       assert.strictEqual(status.state, "failed")
       assert.strictEqual(status.error, "did not answer within 300 ms (MCP_TIMEOUT)")
       assert.deepStrictEqual(manager.tools(), [])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.scopedLive("a server whose stdout is not only JSON-RPC is failed saying so, not as a server that never answered", () => {
+    // A banner without a newline joins the server's first answer on one line, which is then not JSON.
+    const banner = `process.stdout.write("Loading... "); await import(${JSON.stringify(pathToFileURL(scripted).href)})`
+    const { layer } = setup(
+      { chatty: { command: process.execPath, args: ["--input-type=module", "-e", banner] } },
+      { connectTimeoutMs: 1_500 }
+    )
+    return Effect.gen(function*() {
+      const [status] = (yield* McpClientManager.McpClientManager).servers()
+      assert.strictEqual(status.state, "failed")
+      assert.strictEqual(
+        status.error,
+        `it wrote text that is not JSON-RPC to stdout, so its answer was lost (Unexpected token 'L', "Loading..."... ` +
+          "is not valid JSON). An MCP stdio server must write only JSON-RPC messages to stdout (its logs belong on " +
+          "stderr): fix the server or the command that starts it; its stderr ended with:\nscripted server ready on stdio"
+      )
     }).pipe(Effect.provide(layer))
   })
 
