@@ -1214,7 +1214,8 @@ export const layer = (options: Options): Layer.Layer<McpClientManager> =>
 
 /**
  * A manager over the `.mcp.json` of `cwd` plus the `mcpServers` of settings files (later files win on a
- * name clash). A file that cannot be read shows up as a failed entry naming it: nothing is silently ignored.
+ * name clash), less the `.mcp.json` servers the settings' `disabledMcpjsonServers` name. A file that cannot be
+ * read shows up as a failed entry naming it: nothing is silently ignored.
  */
 export const layerProject = (
   options: Omit<Options, "servers"> & { readonly settingsFiles?: ReadonlyArray<string> }
@@ -1239,7 +1240,12 @@ export const layerProject = (
         )
       )
       const settings = yield* McpConfig.loadSettingsServers(options.settingsFiles ?? [], env)
-      return yield* make({ ...options, servers: McpConfig.mergeServers([project, ...settings]) })
+      const disabled = McpConfig.disabledProjectServers(options.settingsFiles ?? [])
+      const enabled: ParsedServers = {
+        servers: project.servers.filter((server) => !disabled.has(server.name)),
+        errors: project.errors.filter((error) => !disabled.has(error.server))
+      }
+      return yield* make({ ...options, servers: McpConfig.mergeServers([enabled, ...settings]) })
     })
   )
 

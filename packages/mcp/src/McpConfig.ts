@@ -374,6 +374,25 @@ export const loadSettingsServers = (
     }))
 
 /**
+ * The `.mcp.json` servers the settings files turn off (Claude Code's `disabledMcpjsonServers`, merged over
+ * the files). Files that are missing or unreadable add nothing: `loadSettingsServers` reports the latter.
+ */
+export const disabledProjectServers = (files: ReadonlyArray<string>): ReadonlySet<string> => {
+  const names = new Set<string>()
+  for (const file of files) {
+    let json: unknown
+    try {
+      json = JSON.parse(fs.readFileSync(file, "utf8"))
+    } catch {
+      continue
+    }
+    const listed = isRecord(json) ? json.disabledMcpjsonServers : undefined
+    if (Array.isArray(listed)) for (const name of listed) if (typeof name === "string") names.add(name)
+  }
+  return names
+}
+
+/**
  * Merges sources, earlier first: a server named again in a later source replaces the earlier entry
  * (project `.mcp.json`, then settings, as Claude Code's scopes override).
  */

@@ -168,6 +168,23 @@ describe("McpClientManager configuration", () => {
       }).pipe(Effect.provide(layer))
     }))
 
+  it.scopedLive("layerProject: .mcp.json and settings' mcpServers; settings' disabledMcpjsonServers leaves .mcp.json servers out", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const server = { command: process.execPath, args: [scripted] }
+      fs.writeFileSync(path.join(dir, ".mcp.json"), JSON.stringify({ mcpServers: { kept: server, heavy: server, broken: 3 } }))
+      const user = path.join(dir, "user-settings.json")
+      const local = path.join(dir, "local-settings.json")
+      fs.writeFileSync(user, JSON.stringify({ disabledMcpjsonServers: ["heavy"] }))
+      // Names only .mcp.json's servers: a server of the settings themselves is not turned off by it.
+      fs.writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ["broken", "own"], mcpServers: { own: server } }))
+      const servers = yield* Effect.map(McpClientManager.McpClientManager, (manager) =>
+        manager.servers().map((status) => [status.name, status.state])).pipe(
+          Effect.provide(McpClientManager.layerProject({ cwd: dir, logDir: path.join(dir, "logs"), settingsFiles: [user, local] }))
+        )
+      assert.deepStrictEqual(servers, [["kept", "connected"], ["own", "connected"]])
+    }))
+
   it.scopedLive("a server that does not answer in time is failed with the reason", () => {
     const { layer } = setup(
       { mute: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] } },
