@@ -1319,6 +1319,14 @@ const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
     }
   }
   if (!reads || sub === undefined) return out
+  // `git grep -- x [REV…] [-- PATH…]`: with no pattern yet, git skips this `--` (it cannot separate revisions from
+  // paths before a pattern) and takes the next word for the pattern, so what follows are operands again.
+  if (sub === "grep" && !patternGiven && operands.length === 0 && i < words.length) {
+    const next = words.findIndex((word, at) => at > i + 1 && (word.value ?? word.source) === "--")
+    const end = next === -1 ? words.length : next
+    operands.push(...words.slice(i + 1, end))
+    i = end
+  }
   // `git grep x` searches for x: its first operand is the pattern unless -e or -f gave one.
   const given = sub === "grep" && !patternGiven ? operands.slice(1) : operands
   const found = gitContentReads(sub, given, words.slice(i + 1), i < words.length, noIndex)

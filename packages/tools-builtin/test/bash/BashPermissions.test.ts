@@ -561,6 +561,9 @@ describe("Bash under permission rules", () => {
           "git grep TOP main",
           "git grep -i top -- ':!src'",
           "git grep --no-index TOP",
+          // With no pattern before it, git skips `--` and takes the next word for the pattern, not a path.
+          "git grep -- TOP",
+          "git grep -- TOP main",
           "git grep -f secrets/key.txt src",
           "git archive HEAD",
           "git archive --format=tar --prefix p/ main",
@@ -601,6 +604,8 @@ describe("Bash under permission rules", () => {
           ["git show --format=%s --stat HEAD", "second\n\n src/a.txt | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)"],
           ["git grep b src", "src/a.txt:b"],
           ["git grep b main src", "main:src/a.txt:b"],
+          ["git grep -- b src", "src/a.txt:b"],
+          ["git grep -- b main -- src", "main:src/a.txt:b"],
           ["git -C src grep b", "a.txt:b"],
           ["git archive HEAD:src | tar -t", "a.txt"],
           ["git archive HEAD src | tar -t", "src/\nsrc/a.txt"],
