@@ -336,7 +336,7 @@ describe("CommandHooks in the pipeline", () => {
       const seen = path.join(dir, "async-seen.json")
       // Waits for the test's go-ahead: had the call waited for it, the call would never end.
       const background = {
-        ...hook("PreToolUse", `while [ ! -f ${go} ]; do sleep 0.02; done; cat > ${seen}; echo no >&2; exit 2`),
+        ...hook("PreToolUse", `while [ ! -f ${go} ]; do sleep 0.02; done; cat > ${seen}.part; mv ${seen}.part ${seen}; echo no >&2; exit 2`),
         async: true
       }
       const allow = hook("PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`)
@@ -345,8 +345,8 @@ describe("CommandHooks in the pipeline", () => {
       ])
       assert.isFalse(fs.existsSync(seen))
       fs.writeFileSync(go, "")
+      // Written whole, then renamed: once it is there it is complete.
       for (let i = 0; i < 500 && !fs.existsSync(seen); i++) yield* Effect.sleep("20 millis")
-      yield* Effect.sleep("50 millis")
       assert.deepInclude(JSON.parse(fs.readFileSync(seen, "utf8")), { hook_event_name: "PreToolUse", tool_input: { text: "x" } })
     }))
 
