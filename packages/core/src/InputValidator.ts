@@ -225,7 +225,8 @@ export const coerceScalars = (ast: SchemaAST.AST, input: unknown): Record<string
     if (typeof value !== "string") continue
     const kinds = scalarKinds(property.type)
     if (kinds.string) continue
-    const next = kinds.number && NUMBER_TEXT.test(value)
+    // JSON has no Infinity: digits past a double's range are no number a model could have meant.
+    const next = kinds.number && NUMBER_TEXT.test(value) && Number.isFinite(Number(value))
       ? Number(value)
       : kinds.boolean && (value === "true" || value === "false")
       ? value === "true"

@@ -88,7 +88,17 @@ describe("InputValidator", () => {
         )
       }
       // A string that spells a number the refinement refuses is refused for that.
-      assert.include(yield* failure(Flags, { count: "2.5" }), "`count`")
+      assert.strictEqual(
+        yield* failure(Flags, { count: "2.5" }),
+        "InputValidationError: Flags failed due to the following issue:\n" +
+          "The parameter `count` is invalid: expected an integer, got 2.5"
+      )
+      // JSON has no Infinity: a number too large for a double is no number a model could have meant.
+      assert.strictEqual(
+        yield* failure(Flags, { count: "9".repeat(400) }),
+        "InputValidationError: Flags failed due to the following issue:\n" +
+          "The parameter `count` type is expected as `number` but provided as `string`"
+      )
     }))
 
   it.effect("refinements say what was expected", () =>
