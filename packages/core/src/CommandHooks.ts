@@ -8,6 +8,7 @@
  */
 import { Command, CommandExecutor } from "@effect/platform"
 import { Duration, Effect, Either, Exit, Fiber, Layer, Option, Stream } from "effect"
+import type { ToolResultContent } from "./Message.js"
 import type * as Permission from "./Permission.js"
 import * as PermissionPrompter from "./PermissionPrompter.js"
 import * as PermissionRule from "./PermissionRule.js"
@@ -106,6 +107,21 @@ const messageOf = (json: Record<string, unknown>): { readonly systemMessages?: R
   typeof json.systemMessage === "string" && json.systemMessage.trim() !== ""
     ? { systemMessages: [json.systemMessage.trim()] }
     : {}
+
+/**
+ * PostToolUse's `tool_response`: the tool's own shape of its result, or the model's text when the tool has
+ * none, or its shaping throws or gives what JSON cannot carry (the tool ran: that must not fail its call).
+ */
+const hookResponse = (tool: Tool.Any, output: unknown, response: ToolResultContent): unknown => {
+  if (output === undefined || tool.toHookResponse === undefined) return response
+  try {
+    const shaped = tool.toHookResponse(output, response)
+    JSON.stringify(shaped)
+    return shaped
+  } catch {
+    return response
+  }
+}
 
 /** Reads a PreToolUse hook's run the way Claude Code does. */
 export const interpretPre = (hook: CommandHook, run: HookRun): Effect.Effect<ToolHooks.PreToolUseOutcome> => {
@@ -372,9 +388,7 @@ export const make = (options: Options): Effect.Effect<ToolHooks.Service, never, 
           {
             ...base("PostToolUse", tool, input, context),
             // Claude Code's shape of the result (`.tool_response.filePath`, `.stdout`), not the model's text.
-            tool_response: output === undefined || tool.toHookResponse === undefined
-              ? response
-              : tool.toHookResponse(output, response),
+            tool_response: hookResponse(tool, output, response),
             duration_ms: durationMs
           },
           context,

@@ -79,6 +79,27 @@ const Shaped = Tool.make({
   toHookResponse: (output, content) => ({ output, content, success: true })
 })
 
+/** A tool whose hook response cannot be made (it throws, or JSON cannot carry it): its call still succeeds. */
+const Unshaped = Tool.make({
+  name: "Unshaped",
+  description: "Unshaped",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () => Effect.succeed("kept"),
+  toHookResponse: () => ({ size: 1n })
+})
+
+const Throwing = Tool.make({
+  name: "Throwing",
+  description: "Throwing",
+  input: Schema.Struct({}),
+  isReadOnly: () => true,
+  call: () => Effect.succeed("kept"),
+  toHookResponse: () => {
+    throw new Error("no shape for hooks")
+  }
+})
+
 const context = ToolUseContext.make({
   cwd: dir,
   sessionId: "sess-1",
@@ -260,7 +281,7 @@ describe("CommandHooks in the pipeline", () => {
   const runtimeWith = (hooks: ReadonlyArray<Settings.CommandHook>) =>
     ToolRuntime.layer.pipe(
       Layer.provide(Layer.mergeAll(ToolRuntime.defaultStages, CommandHooks.layer({ hooks }))),
-      Layer.provide(ToolRegistry.layerTools([Echo, Fails, Counts, Bytes, Shaped])),
+      Layer.provide(ToolRegistry.layerTools([Echo, Fails, Counts, Bytes, Shaped, Unshaped, Throwing])),
       Layer.provide(NodeContext.layer)
     )
   const run = (hooks: ReadonlyArray<Settings.CommandHook>, name: string, input: unknown) =>
@@ -328,6 +349,13 @@ describe("CommandHooks in the pipeline", () => {
       assert.strictEqual(yield* responseOf("Bytes"), "2 bytes")
       assert.deepStrictEqual(yield* responseOf("Shaped"), { output: "done", content: "done", success: true })
       assert.strictEqual(yield* responseOf("Echo", { text: "x" }), "echo: x")
+      // A tool whose hook response throws or is no JSON ran all the same: hooks get the model's text.
+      for (const name of ["Unshaped", "Throwing"]) {
+        assert.deepStrictEqual(yield* run([allow, capture], name, {}), [
+          { type: "tool_result", tool_use_id: "t1", content: "kept" }
+        ])
+        assert.strictEqual(JSON.parse(fs.readFileSync(seen, "utf8")).tool_response, "kept")
+      }
     }))
 
   it.live("an async hook starts with the call's input but is not waited for, and cannot block it", () =>
