@@ -2,7 +2,7 @@
  * The validation stage: decode a call's input with the tool's Schema (every error, excess keys
  * rejected), then run the tool's own `validateInput`. Failures read the way Claude Code words them.
  */
-import { Cause, Context, Effect, Either, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Cause, Context, Effect, Either, Layer, Option, ParseResult, Predicate, Schema, SchemaAST } from "effect"
 import { constant } from "effect/Function"
 import { succeeded } from "./internal/succeeded.js"
 import type * as Tool from "./Tool.js"
@@ -214,14 +214,12 @@ const NUMBER_TEXT = /^-?\d+(\.\d+)?$/
  * property typed as a number (or boolean), and not also as a string, takes the value its string spells
  * exactly; anything else is left for the decoder to refuse. `undefined` when nothing changed.
  */
-export const coerceScalars = (ast: SchemaAST.AST, input: unknown): Record<string, unknown> | undefined => {
+export const coerceScalars = (ast: SchemaAST.AST, input: unknown): Record<PropertyKey, unknown> | undefined => {
   if (ast._tag === "Transformation" || ast._tag === "Refinement") return coerceScalars(ast.from, input)
-  if (ast._tag !== "TypeLiteral" || typeof input !== "object" || input === null || Array.isArray(input)) {
-    return undefined
-  }
-  let coerced: Record<string, unknown> | undefined
+  if (ast._tag !== "TypeLiteral" || !Predicate.isRecord(input)) return undefined
+  let coerced: Record<PropertyKey, unknown> | undefined
   for (const property of ast.propertySignatures) {
-    const value = (input as Record<PropertyKey, unknown>)[property.name]
+    const value = input[property.name]
     if (typeof value !== "string") continue
     const kinds = scalarKinds(property.type)
     if (kinds.string) continue
@@ -232,8 +230,8 @@ export const coerceScalars = (ast: SchemaAST.AST, input: unknown): Record<string
       ? value === "true"
       : undefined
     if (next === undefined) continue
-    coerced ??= { ...(input as Record<string, unknown>) }
-    coerced[property.name as string] = next
+    coerced ??= { ...input }
+    coerced[property.name] = next
   }
   return coerced
 }

@@ -183,11 +183,7 @@ export const isPlainJson = (value: unknown, depth = 0): boolean => {
   if (Array.isArray(value)) return value.every((item) => isPlainJson(item, depth + 1))
   const prototype = Object.getPrototypeOf(value)
   if (prototype !== Object.prototype && prototype !== null) return false
-  for (const key in value) {
-    const member = (value as Record<string, unknown>)[key]
-    if (member !== undefined && !isPlainJson(member, depth + 1)) return false
-  }
-  return true
+  return Object.values(value).every((member) => member === undefined || isPlainJson(member, depth + 1))
 }
 
 /** The default `tool_response` of PostToolUse hooks: the output when it is plain JSON data, else the content. */
