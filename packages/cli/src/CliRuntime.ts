@@ -321,4 +321,5 @@ export const runtimeLayerWith = <E, R>(
  * The runtime of `run`: as `runtimeLayerWith`, asking in the terminal when there is one (else denying);
  * MCP servers' questions (elicitation) go to the same terminal (else are declined).
  */
-export const runtimeLayerFor = (options: McpOption) => runtimeLayerWith(TerminalPrompter.layerAuto, options).pipe(Layer.provide(TerminalPrompter.layerAuto))
+export const runtimeLayerFor = (options: McpOption) =>
+  runtimeLayerWith(TerminalPrompter.layerAuto, options).pipe(Layer.provide(TerminalPrompter.layerAuto))

@@ -166,7 +166,13 @@ class Call {
       Effect.forEach(
         messages,
         (message) =>
-          this.emit({ _tag: "HookMessage", toolUseId: this.toolUseId, toolName: tool.name, hookEventName: event, message }),
+          this.emit({
+            _tag: "HookMessage",
+            toolUseId: this.toolUseId,
+            toolName: tool.name,
+            hookEventName: event,
+            message
+          }),
         { discard: true }
       ),
       Effect.suspend(next)

@@ -230,7 +230,10 @@ export const parseEntry = (
     const headers = stringMap("headers", raw.headers)
     if (headers instanceof McpConfigError) return headers
     if (raw.headersHelper !== undefined && (typeof raw.headersHelper !== "string" || raw.headersHelper.trim() === "")) {
-      return fail("headersHelper", `must be a shell command (a non-empty string), not ${describeJson(raw.headersHelper)}`)
+      return fail(
+        "headersHelper",
+        `must be a shell command (a non-empty string), not ${describeJson(raw.headersHelper)}`
+      )
     }
     const helper = raw.headersHelper === undefined ? {} : { headersHelper: raw.headersHelper }
     if (raw.oauth === undefined) return { name, source, config: { type, url, headers, ...helper } }

@@ -259,7 +259,12 @@ const hookResponse = (output: ReadOutput): unknown => {
     case "image":
       return {
         type: "image",
-        file: { filePath: output.filePath, base64: output.base64, type: output.mediaType, originalSize: output.originalSize }
+        file: {
+          filePath: output.filePath,
+          base64: output.base64,
+          type: output.mediaType,
+          originalSize: output.originalSize
+        }
       }
     case "notebook":
       return { type: "notebook", file: { filePath: output.filePath, cells: output.blocks } }
