@@ -315,7 +315,9 @@ describe("toolwright run and the project's MCP servers", () => {
       assert.include(mcp.stderr, `warning: MCP server "mute" failed: did not answer within 500 ms (MCP_TIMEOUT)`)
       const search = toolwright(["run", "ToolSearch", "--cwd", dir, "--input", `{"query":"select:Read"}`], { env })
       assert.strictEqual(search.code, 0, search.stderr)
-      assert.strictEqual(readFileSync(join(dir, "starts"), "utf8"), "xx")
+      const resources = toolwright(["run", "ListMcpResourcesTool", "--cwd", dir], { env })
+      assert.include(resources.stderr, `warning: MCP server "mute" failed`)
+      assert.strictEqual(readFileSync(join(dir, "starts"), "utf8"), "xxx")
     }))
 })
 

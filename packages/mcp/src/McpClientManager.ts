@@ -47,6 +47,7 @@ import * as McpContent from "./McpContent.js"
 import * as McpElicitation from "./McpElicitation.js"
 import * as McpOAuth from "./McpOAuth.js"
 import { McpServerNotFound, McpToolCallError } from "./McpErrors.js"
+import * as McpResourceTools from "./McpResourceTools.js"
 import * as McpToolName from "./McpToolName.js"
 
 /** Where a server is: still connecting, usable, given up on (with the reason), or waiting for credentials. */
@@ -301,6 +302,8 @@ interface Connection {
   error: string | undefined
   client: Client | undefined
   tools: ReadonlyArray<McpTool>
+  /** The server declared the `resources` capability (kept, like its tools, while it reconnects). */
+  resources: boolean
   serverInfo: { readonly name: string; readonly version: string } | undefined
   logFile: string | undefined
   pid: number | undefined
@@ -541,6 +544,7 @@ export const make = (options: Options) =>
       error: undefined,
       client: undefined,
       tools: [],
+      resources: false,
       serverInfo: undefined,
       logFile: undefined,
       pid: undefined,
@@ -807,6 +811,7 @@ export const make = (options: Options) =>
         connection.client = client
         connection.pid = transport instanceof StdioClientTransport ? transport.pid ?? undefined : undefined
         connection.tools = result.right
+        connection.resources = client.getServerCapabilities()?.resources !== undefined
         connection.state = "connected"
         connection.error = undefined
         const info = client.getServerVersion()
@@ -1109,6 +1114,70 @@ export const make = (options: Options) =>
       return tool
     }
 
+    /** A server ListMcpResourcesTool or ReadMcpResourceTool names, if it can be asked for resources now. */
+    const resourceServer = (
+      name: string,
+      toolName: string
+    ): Effect.Effect<{ readonly connection: Connection; readonly client: Client }, McpToolCallError> => {
+      const connection = find(name)
+      if (connection === undefined || !connection.resources) {
+        const offering = connections.filter((candidate) => candidate.resources).map((candidate) => candidate.entry.name)
+        return new McpToolCallError({
+          server: name,
+          tool: toolName,
+          message: `${connection === undefined ? `No MCP server is named "${name}"` : `MCP server "${name}" offers no resources`}. ` +
+            `Servers with resources: ${offering.join(", ")}.`
+        })
+      }
+      const client = connection.client
+      if (connection.state !== "connected" || client === undefined) return notConnected(connection, toolName)
+      return Effect.succeed({ connection, client })
+    }
+
+    const listResources = (connection: Connection, client: Client) =>
+      Effect.tryPromise(async () => {
+        const found: Array<McpResourceTools.Resource> = []
+        let cursor: string | undefined
+        do {
+          const page = await client.listResources(cursor === undefined ? undefined : { cursor })
+          for (const resource of page.resources) {
+            found.push({
+              uri: resource.uri,
+              name: resource.name,
+              ...(resource.mimeType === undefined ? {} : { mimeType: resource.mimeType }),
+              ...(resource.description === undefined ? {} : { description: resource.description }),
+              server: connection.entry.name
+            })
+          }
+          cursor = page.nextCursor
+        } while (cursor !== undefined)
+        return found
+      }).pipe(Effect.mapError((failure) => callFailure(connection, McpResourceTools.LIST_TOOL_NAME, failure.error)))
+
+    const resourceTools = McpResourceTools.make({
+      list: (server) =>
+        server !== undefined
+          ? Effect.flatMap(
+            resourceServer(server, McpResourceTools.LIST_TOOL_NAME),
+            ({ client, connection }) => listResources(connection, client)
+          )
+          // Every server: one that cannot answer now is left out rather than failing the others' list.
+          : Effect.forEach(
+            connections.filter((connection) => connection.resources && connection.state === "connected"),
+            (connection) =>
+              connection.client === undefined
+                ? Effect.succeed([])
+                : listResources(connection, connection.client).pipe(Effect.orElseSucceed(() => [])),
+            { concurrency: "unbounded" }
+          ).pipe(Effect.map((lists) => lists.flat())),
+      read: (server, uri, context) =>
+        Effect.flatMap(resourceServer(server, McpResourceTools.READ_TOOL_NAME), ({ client, connection }) =>
+          Effect.tryPromise(() => client.readResource({ uri })).pipe(
+            Effect.mapError((failure) => callFailure(connection, McpResourceTools.READ_TOOL_NAME, failure.error)),
+            Effect.map((result) => McpContent.resourceContentsText(result.contents, new SessionBlobSink(context)))
+          ))
+    }).map((tool) => ({ serverName: "", tool }))
+
     const currentTools = (): ReadonlyArray<ToolEntry> => {
       if (cachedVersion === version) return cachedTools
       // A server that dropped or needs auth keeps its last tools: a call then says why it cannot run,
@@ -1130,6 +1199,7 @@ export const make = (options: Options) =>
           )
         }))
       )
+      if (live.some((connection) => connection.resources)) cachedTools = [...cachedTools, ...resourceTools]
       cachedVersion = version
       return cachedTools
     }

@@ -191,6 +191,32 @@ export const toToolResultContent = (
   return blocks
 }
 
+/** One part of a resource read with `resources/read`: text, or base64 `blob`. */
+export interface ResourceContent {
+  readonly uri: string
+  readonly mimeType?: string | undefined
+  readonly text?: string | undefined
+  readonly blob?: string | undefined
+}
+
+/**
+ * A read resource as the model reads it (ReadMcpResourceTool): `{"contents": [...]}` with texts as they are and
+ * each binary part saved through `sink`, named by `blobSavedTo`.
+ */
+export const resourceContentsText = (contents: ReadonlyArray<ResourceContent>, sink: BlobSink | undefined): string =>
+  JSON.stringify({
+    contents: contents.map((item, index) => {
+      const head = { uri: item.uri, ...(item.mimeType === undefined ? {} : { mimeType: item.mimeType }) }
+      if (typeof item.text === "string") return { ...head, text: item.text }
+      if (typeof item.blob !== "string") return head
+      const mimeType = item.mimeType ?? "application/octet-stream"
+      const saved = saveBlob(sink, index, mimeType, item.blob)
+      return saved === undefined
+        ? { ...head, text: describeBinary("Binary", mimeType, item.blob, undefined) }
+        : { ...head, blobSavedTo: saved }
+    })
+  })
+
 /** The text of an MCP error result (`isError: true`), what the model reads inside `<tool_use_error>`. */
 export const errorText = (
   result: CallResult,

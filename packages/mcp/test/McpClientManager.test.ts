@@ -109,6 +109,54 @@ describe("McpClientManager over stdio (server-everything)", () => {
       ])
     }).pipe(Effect.provide(layer)))
 
+  it.scopedLive("ListMcpResourcesTool and ReadMcpResourceTool: a resource link in a result can be followed", () =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      const names = manager.tools().map((tool) => tool.name)
+      assert.includeMembers(names, ["ListMcpResourcesTool", "ReadMcpResourceTool"])
+      const resources = manager.tools().find((tool) => tool.name === "ReadMcpResourceTool")!
+      assert.strictEqual(resources.source, "mcp")
+      assert.isTrue(resources.isReadOnly({ server: "everything", uri: "demo://x" }))
+
+      const listed = yield* call(context, "ListMcpResourcesTool", {})
+      const entries = JSON.parse(listed.result.content as string) as Array<Record<string, string>>
+      assert.deepStrictEqual(entries[0], {
+        uri: "demo://resource/static/document/architecture.md",
+        name: "architecture.md",
+        mimeType: "text/markdown",
+        description: "Static document file exposed from /docs: architecture.md",
+        server: "everything"
+      })
+      assert.deepStrictEqual((yield* call(context, "ListMcpResourcesTool", { server: "everything" })).result.content, listed.result.content)
+
+      const text = yield* call(context, "ReadMcpResourceTool", { server: "everything", uri: "demo://resource/dynamic/text/1" })
+      const read = JSON.parse(text.result.content as string) as { contents: Array<Record<string, string>> }
+      assert.deepStrictEqual(Object.keys(read.contents[0]), ["uri", "mimeType", "text"])
+      assert.match(read.contents[0].text, /^Resource 1: This is a plaintext resource created at /)
+
+      const blob = yield* call(context, "ReadMcpResourceTool", { server: "everything", uri: "demo://resource/dynamic/blob/2" }, "toolu_blob")
+      const saved = path.join(context.projectDir, "s1", "mcp-output", "toolu_blob-0.bin")
+      assert.strictEqual(
+        blob.result.content,
+        JSON.stringify({ contents: [{ uri: "demo://resource/dynamic/blob/2", mimeType: "text/plain", blobSavedTo: saved }] })
+      )
+      assert.match(fs.readFileSync(saved, "utf8"), /^Resource 2: This is a base64 blob created at /)
+
+      const unknown = yield* call(context, "ReadMcpResourceTool", { server: "nope", uri: "demo://x" })
+      assert.deepStrictEqual(unknown.result, {
+        type: "tool_result",
+        tool_use_id: "toolu_1",
+        content: `<tool_use_error>No MCP server is named "nope". Servers with resources: everything.</tool_use_error>`,
+        is_error: true
+      })
+      const missing = yield* call(context, "ReadMcpResourceTool", { server: "everything", uri: "demo://nope" })
+      assert.strictEqual(
+        missing.result.content,
+        `<tool_use_error>MCP server "everything" refused ReadMcpResourceTool: MCP error -32602: MCP error -32602: ` +
+          "Resource demo://nope not found</tool_use_error>"
+      )
+    }).pipe(Effect.provide(layer)))
+
   it.scopedLive("a tool that requires task-based execution fails at once, saying toolwright cannot run it", () =>
     Effect.gen(function*() {
       const { result } = yield* call(context, "mcp__everything__simulate-research-query", { topic: "tides" })

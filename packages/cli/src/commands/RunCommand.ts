@@ -6,6 +6,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { ToolRuntime } from "@toolwright/core"
+import { McpResourceTools } from "@toolwright/mcp"
 import { Console, Effect, Option, Stream } from "effect"
 import * as CliOptions from "../CliOptions.js"
 import { ErrorOutcome, UsageError } from "../CliError.js"
@@ -101,8 +102,9 @@ export const command = Command.make(
       if (isError) return yield* new ErrorOutcome({ code: 1 })
     }).pipe(Effect.provide(runtimeLayerFor({
       ...options,
-      // Only an MCP tool or ToolSearch (which searches the whole pool) needs the servers: a built-in or a
-      // plugin's tool does not wait up to MCP_TIMEOUT for an unrelated server to start.
-      mcp: options.name.startsWith("mcp__") || options.name === "ToolSearch"
+      // Only an MCP tool, the resource tools or ToolSearch (which searches the whole pool) needs the servers:
+      // a built-in or a plugin's tool does not wait up to MCP_TIMEOUT for an unrelated server to start.
+      mcp: options.name.startsWith("mcp__") ||
+        ["ToolSearch", McpResourceTools.LIST_TOOL_NAME, McpResourceTools.READ_TOOL_NAME].includes(options.name)
     })))
 ).pipe(Command.withDescription("Run one tool call through the full pipeline and print its result"))

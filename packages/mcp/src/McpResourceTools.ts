@@ -1,0 +1,76 @@
+/**
+ * Claude Code's ListMcpResourcesTool and ReadMcpResourceTool: the resources (documents, records, files) the
+ * connected MCP servers offer, and one of them read by its URI, so the model can follow a resource link a tool
+ * result points at. `McpClientManager` offers them while a connected server declares the `resources`
+ * capability; like server tools they are `source: "mcp"` and need an allow rule (`ReadMcpResourceTool`).
+ */
+import { Tool, type ToolUseContext } from "@toolwright/core"
+import { Effect, Schema } from "effect"
+import type { McpToolCallError } from "./McpErrors.js"
+
+export const LIST_TOOL_NAME = "ListMcpResourcesTool"
+export const READ_TOOL_NAME = "ReadMcpResourceTool"
+
+/** One resource of one server, as the model reads it in the list. */
+export interface Resource {
+  readonly uri: string
+  readonly name: string
+  readonly mimeType?: string | undefined
+  readonly description?: string | undefined
+  readonly server: string
+}
+
+/** What the tools ask of the manager. */
+export interface Resources {
+  /** The resources of `server`, or of every connected server that has some when undefined. */
+  readonly list: (server: string | undefined) => Effect.Effect<ReadonlyArray<Resource>, McpToolCallError>
+  /** The contents of `uri` as the model reads them (binary parts saved to files). */
+  readonly read: (
+    server: string,
+    uri: string,
+    context: ToolUseContext.ToolUseContext
+  ) => Effect.Effect<string, McpToolCallError>
+}
+
+const NO_RESOURCES = "No resources found. MCP servers may still provide tools even if they have no resources."
+
+const listDescription = "Lists the resources the connected MCP servers offer (documents, records, files), each with " +
+  `its server and URI; read one with ${READ_TOOL_NAME}. Give server to list one server's resources only.`
+
+const readDescription = "Reads one resource of an MCP server by its URI (from ListMcpResourcesTool, or a resource " +
+  "link in a tool result). Text comes back as it is; binary content is saved to a file whose path is given."
+
+/** The two tools over `resources`. */
+export const make = (resources: Resources): ReadonlyArray<Tool.Any> => [
+  Tool.make({
+    name: LIST_TOOL_NAME,
+    description: listDescription,
+    prompt: listDescription,
+    input: Schema.Struct({
+      server: Schema.optional(Schema.String.annotations({ description: "Only this server's resources" }))
+    }),
+    source: "mcp",
+    isReadOnly: () => true,
+    isConcurrencySafe: () => true,
+    userFacingName: () => "List MCP resources",
+    call: ({ server }) =>
+      resources.list(server).pipe(
+        Effect.map((found) => (found.length === 0 ? NO_RESOURCES : JSON.stringify(found)))
+      ),
+  }),
+  Tool.make({
+    name: READ_TOOL_NAME,
+    description: readDescription,
+    prompt: readDescription,
+    input: Schema.Struct({
+      server: Schema.String.annotations({ description: "The MCP server's name" }),
+      uri: Schema.String.annotations({ description: "The resource's URI" })
+    }),
+    source: "mcp",
+    isReadOnly: () => true,
+    isConcurrencySafe: () => true,
+    userFacingName: () => "Read MCP resource",
+    toClassifierInput: ({ server, uri }) => `${server} ${uri}`,
+    call: ({ server, uri }, context) => resources.read(server, uri, context),
+  })
+]
