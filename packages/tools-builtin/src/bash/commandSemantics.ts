@@ -1296,17 +1296,25 @@ const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
       continue
     }
     const eq = text.indexOf("=")
-    const option = eq === -1 ? (reads && sub !== "grep" && /^-L./.test(text) ? "-L" : text) : text.slice(0, eq)
+    // grep's short options cluster (`-ie TOP`, `-vfFILE`): the first that takes a value takes the rest of the word,
+    // or the next word.
+    const cluster = sub === "grep" && eq === -1 ? /^-[^-efABCmO]*([efABCmO])/.exec(text) : null
+    const option = cluster !== null
+      ? `-${cluster[1]}`
+      : eq === -1
+      ? (reads && sub !== "grep" && /^-L./.test(text) ? "-L" : text)
+      : text.slice(0, eq)
+    const stuckAt = cluster !== null ? cluster[0].length : option !== text && eq === -1 ? 2 : text.length
     if (option === "--no-index") noIndex = true
-    if (/^-[ef]/.test(text)) patternGiven = true
+    if (sub === "grep" && (option === "-e" || option === "-f")) patternGiven = true
     const output = /^--o(u(t(p(u(t)?)?)?)?)?$/.test(option) || /^--output-d/.test(option) ||
       (option === "-o" && (sub === "archive" || sub === "format-patch"))
     const content = reads && values.has(option)
     if (!output && !content) continue
     const value = eq !== -1
       ? { value: word.value?.slice(eq + 1), source: text.slice(eq + 1) }
-      : option !== text
-      ? { value: word.value?.slice(2), source: text.slice(2) }
+      : stuckAt < text.length
+      ? { value: word.value?.slice(stuckAt), source: text.slice(stuckAt) }
       : words[++i]
     if (value === undefined) continue
     if (output) out.push([under(directory, value), "write"])
