@@ -113,8 +113,9 @@ export const mcpSettingsFiles = (cwd: string, settings: Option.Option<string>): 
 
 /**
  * The MCP servers configured for `--cwd` (its `.mcp.json`, then settings' `mcpServers`), connected
- * concurrently, `roots/list` answered with the session's working directories (`--cwd` and settings'
- * `additionalDirectories`); with `warn`, servers that failed are named on stderr with the reason.
+ * concurrently with settings' `env` over the process environment, `roots/list` answered with the session's
+ * working directories (`--cwd` and settings' `additionalDirectories`); with `warn`, servers that failed are
+ * named on stderr with the reason.
  */
 export const mcpLayer = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> },
@@ -124,13 +125,19 @@ export const mcpLayer = (
   const settingsFile = Option.getOrUndefined(options.settings ?? Option.none())
   const manager = Layer.unwrapEffect(
     SettingsLoader.load({ cwd, home: os.homedir(), settingsFile }).pipe(
-      Effect.map((settings) => [cwd, ...settings.permissionContext.additionalDirectories]),
+      Effect.map((settings) => ({
+        roots: [cwd, ...settings.permissionContext.additionalDirectories],
+        env: settings.env
+      })),
       // Invalid settings stop the command where its session is made; the servers still get the cwd.
-      Effect.orElseSucceed(() => [cwd]),
-      Effect.map((roots) =>
+      Effect.orElseSucceed(() => ({ roots: [cwd], env: {} })),
+      Effect.map(({ env, roots }) =>
         McpClientManager.layerProject({
           cwd,
           roots,
+          // As in Claude Code, settings' env is the session's environment: ${VAR} in the servers' entries, their
+          // processes and MCP_TIMEOUT / MCP_TOOL_TIMEOUT see it.
+          env: { ...process.env, ...env },
           settingsFiles: mcpSettingsFiles(cwd, options.settings ?? Option.none())
         })
       ),

@@ -321,6 +321,29 @@ describe("toolwright run and the project's MCP servers", () => {
     }))
 })
 
+describe("toolwright run: settings' env reaches the MCP servers", () => {
+  it("as in Claude Code: ${VAR} in .mcp.json, the servers' environment and MCP_TIMEOUT", () =>
+    withDir((dir) => {
+      const scripted = join(import.meta.dirname, "..", "..", "mcp", "test", "fixtures", "scripted-server.mjs")
+      writeFileSync(join(dir, "mute.mjs"), "setInterval(() => {}, 1000)\n")
+      writeFileSync(join(dir, ".mcp.json"), JSON.stringify({
+        mcpServers: {
+          s: { command: process.execPath, args: [scripted, "${QA_MODE}"] },
+          mute: { command: process.execPath, args: ["mute.mjs"] }
+        }
+      }))
+      mkdirSync(join(dir, ".toolwright"))
+      writeFileSync(join(dir, ".toolwright", "settings.json"), JSON.stringify({
+        env: { QA_MODE: "stdio", MCP_TIMEOUT: "700" },
+        permissions: { allow: ["mcp__s"] }
+      }))
+      const result = toolwright(["run", "mcp__s__slow", "--cwd", dir, "--input", `{"ms":10}`])
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, "slept 10 ms\n")
+      assert.include(result.stderr, `warning: MCP server "mute" failed: did not answer within 700 ms (MCP_TIMEOUT)\n`)
+    }))
+})
+
 describe("toolwright run progress", () => {
   it("an MCP tool's progress is its message and count on stderr, one line each", () =>
     withDir((dir) => {
