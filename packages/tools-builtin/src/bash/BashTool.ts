@@ -373,6 +373,17 @@ const exists = (file: string): boolean => {
   }
 }
 
+/**
+ * The top of the git repository `directory` is in (the nearest directory up from it holding `.git`), where git
+ * takes a `REV:path` object's path from; the directory itself when it is in none (git then reads nothing).
+ */
+const repositoryTop = (directory: string): string => {
+  for (let at = directory; ; at = path.dirname(at)) {
+    if (exists(path.join(at, ".git"))) return at
+    if (path.dirname(at) === at) return directory
+  }
+}
+
 const isDirectory = (file: string): boolean => {
   try {
     return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() === true
@@ -485,7 +496,9 @@ export const ruleSubjects = (
     for (const argument of c.paths) {
       const bases = CommandSemantics.isRelativeTarget(argument.path) ? c.cwds : CommandSemantics.START
       for (const base of bases) {
-        const where = located(base, argument.path)
+        const where = argument.fromRepositoryTop === undefined
+          ? located(base, argument.path)
+          : physicalPath(repositoryTop(located(base, argument.fromRepositoryTop)), argument.path)
         // git's operand is a path only when something is there (`git diff main` names a branch), and then
         // limits what `git grep` searches to it.
         if (argument.onlyIf === "exists" && !exists(where)) continue

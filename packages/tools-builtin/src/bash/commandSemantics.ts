@@ -57,6 +57,11 @@ export interface PathArgument {
    * command's "exists" paths is (`git grep x` and `git grep x main` search the whole tree, `git grep x src` src).
    */
   readonly onlyIf?: "exists" | "noOperandExists"
+  /**
+   * A path git takes from the top of the repository, not from where it runs (the `path` of `HEAD:path`): set to
+   * the directory git runs in (`-C`'s, else `.`), from which the rule subjects find the repository's top.
+   */
+  readonly fromRepositoryTop?: string
 }
 
 /** One simple command of a line. */
@@ -710,7 +715,12 @@ type PathWord = readonly [
   Access,
   recursive?: boolean | undefined,
   into?: ReadonlyArray<string> | undefined,
-  onlyIf?: PathArgument["onlyIf"] | undefined
+  onlyIf?: PathArgument["onlyIf"] | undefined,
+  /**
+   * For `REV:path` objects: the path is the repository top's, found from this directory (where git runs;
+   * see `PathArgument.fromRepositoryTop`).
+   */
+  fromTop?: string | undefined
 ]
 
 /** The words of a command that are paths, with what it does to each; `find` and `dd` have their own syntax. */
@@ -1163,6 +1173,16 @@ const cutWord = (word: Word, value: string | undefined): Word =>
  * the cwd: both are taken from the cwd here (the root is not known without looking), which is the same place
  * when the session starts at the root.
  */
+/** The read of a `REV:path` object's path: from the repository's top, unless written `./` or `../` (the cwd's). */
+const objectRead = (word: Word): Array<PathWord> => {
+  const object = objectPath(word)
+  if (object === undefined) return []
+  const value = object.value
+  return value === undefined || value.startsWith("./") || value.startsWith("../") || value === "." || value === ".."
+    ? wholeRead(object)
+    : [[object, "read", true, undefined, undefined, "."]]
+}
+
 const objectPath = (word: Word): Word | undefined => {
   if (word.value === undefined) {
     // `HEAD:$F`, `$OBJECT`: which file it names cannot be known.
@@ -1223,7 +1243,7 @@ const looksLikePathspec = (value: string): boolean =>
 const gitOperand = (word: Word): Array<PathWord> => {
   const value = word.value
   if (value !== undefined && looksLikePathspec(value)) return wholeRead(pathspecPath(word))
-  if (value === undefined || value.includes(":")) return wholeRead(objectPath(word))
+  if (value === undefined || value.includes(":")) return objectRead(word)
   if (/[@^]\{/.test(value)) return []
   return [[word, "read", true, undefined, "exists"]]
 }
@@ -1244,15 +1264,15 @@ const gitContentReads = (
   if (sub === "archive") {
     const [tree, ...paths] = operands
     if (tree === undefined) return []
-    const object = objectPath(tree)
+    const object = objectRead(tree)
     const named = paths.flatMap((word) => wholeRead(pathspecPath(word))).concat(specs)
-    return object !== undefined ? wholeRead(object) : named.length > 0 ? named : wholeRead(WHOLE_TREE)
+    return object.length > 0 ? object : named.length > 0 ? named : wholeRead(WHOLE_TREE)
   }
   if (noIndex && sub !== "grep") return [...operands, ...pathspecs].flatMap(wholeRead)
   const named = noIndex
     ? operands.flatMap(wholeRead)
     : dashdash || sub === "cat-file" || sub === "blame" || sub === "annotate"
-    ? operands.flatMap((word) => wholeRead(objectPath(word)))
+    ? operands.flatMap(objectRead)
     : operands.flatMap(gitOperand)
   if ((sub === "blame" || sub === "annotate") && !dashdash) named.push(...wholeRead(operands.at(-1)))
   if (sub !== "grep") return [...named, ...specs]
@@ -1338,8 +1358,14 @@ const gitPaths = (words: ReadonlyArray<Word>): Array<PathWord> => {
   // `git grep x` searches for x: its first operand is the pattern unless -e or -f gave one.
   const given = sub === "grep" && !patternGiven ? operands.slice(1) : operands
   const found = gitContentReads(sub, given, words.slice(i + 1), i < words.length, noIndex)
-  for (const [word, access, recursive, into, onlyIf] of found) {
-    out.push([under(directory, word), access, recursive, into, onlyIf])
+  for (const [word, access, recursive, into, onlyIf, fromTop] of found) {
+    // A repository-top path stays as written; where git runs (`-C`'s directory) finds the top.
+    const runsIn = directory === undefined ? "." : directory.value
+    out.push(
+      fromTop !== undefined && runsIn !== undefined
+        ? [word, access, recursive, into, onlyIf, runsIn]
+        : [under(directory, word), access, recursive, into, onlyIf]
+    )
   }
   return out
 }
@@ -1576,13 +1602,15 @@ const pathArgumentOf = (
   access: Access,
   recursive: boolean,
   into?: ReadonlyArray<string>,
-  onlyIf?: PathArgument["onlyIf"]
+  onlyIf?: PathArgument["onlyIf"],
+  fromRepositoryTop?: string
 ): PathArgument | string => {
   const argument = pathOf(word, access)
   if (typeof argument === "string") return argument
   const whole = recursive ? { ...argument, recursive } : argument
   const moved = into === undefined ? whole : { ...whole, into }
-  return onlyIf === undefined ? moved : { ...moved, onlyIf }
+  const limited = onlyIf === undefined ? moved : { ...moved, onlyIf }
+  return fromRepositoryTop === undefined ? limited : { ...limited, fromRepositoryTop }
 }
 
 const pathOf = (word: Word, access: Access): PathArgument | string => {
@@ -2138,9 +2166,9 @@ const pathArguments = (name: string, stripped: Stripped, collector: Collector): 
   }
   const words = pathWords(name, stripped.words, collector.piped > 0)
   const paths: Array<PathArgument> = []
-  for (const [word, access, recursive, into, onlyIf] of words) {
+  for (const [word, access, recursive, into, onlyIf, fromTop] of words) {
     if (word.value === "-") continue
-    const argument = pathArgumentOf(word, access, recursive === true, into, onlyIf)
+    const argument = pathArgumentOf(word, access, recursive === true, into, onlyIf, fromTop)
     if (typeof argument === "string") {
       markOpaque(collector, argument)
       continue

@@ -524,6 +524,41 @@ describe("Bash under permission rules", () => {
         }
       }).pipe(Effect.provide(runtimeLayer())))
 
+    it.scopedLive("a REV:path's path is the repository top's: a project in a subfolder of its repository is guarded too", () =>
+      Effect.gen(function*() {
+        const top = yield* tempDir
+        const app = path.join(top, "app")
+        fs.mkdirSync(path.join(app, "secrets"), { recursive: true })
+        fs.writeFileSync(path.join(app, "secrets", "key.txt"), "TOP\n")
+        fs.mkdirSync(path.join(app, "src"))
+        fs.writeFileSync(path.join(app, "src", "a.txt"), "a\n")
+        const git = (...args: Array<string>) =>
+          ChildProcess.execFileSync("git", args, {
+            cwd: top,
+            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
+          })
+        git("init", "-q")
+        git("add", ".")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+        const context = ruled(app, { allow: ["Bash(git:*)"], deny: ["Read(./secrets/**)"] })
+        for (
+          const command of [
+            "git show HEAD:app/secrets/key.txt",
+            "git cat-file -p HEAD:app/secrets/key.txt",
+            "git show :app/secrets/key.txt",
+            "git -C src show HEAD:app/secrets/key.txt",
+            "git show HEAD:./secrets/key.txt",
+            "git archive HEAD:app/secrets"
+          ]
+        ) {
+          assert.strictEqual((yield* call("Bash", { command }, context)).text, denied(command), command)
+        }
+        // The same names from the cwd, and the project's other files, run as before.
+        for (const [command, output] of [["git show HEAD:app/src/a.txt", "a"], ["git show HEAD:./src/a.txt", "a"]]) {
+          assert.strictEqual((yield* call("Bash", { command }, context)).text, output, command)
+        }
+      }).pipe(Effect.provide(runtimeLayer())))
+
     it.scopedLive("git's operands that name files on disk, git grep without a path and git archive meet the Read rules", () =>
       Effect.gen(function*() {
         const dir = yield* secretsAndSource("a\n")
