@@ -7,7 +7,8 @@
  * hangs or dies has no say: it never crashes the call and never counts as an allow.
  */
 import { Command, CommandExecutor } from "@effect/platform"
-import { Duration, Effect, Either, Exit, Fiber, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Either, Exit, Fiber, FiberSet, Layer, Option, Stream } from "effect"
+import type { Scope } from "effect"
 import type { ToolResultContent } from "./Message.js"
 import type * as Permission from "./Permission.js"
 import * as PermissionPrompter from "./PermissionPrompter.js"
@@ -28,6 +29,12 @@ export interface Options {
   readonly env?: Readonly<Record<string, string>>
   /** The shell that runs each command line. */
   readonly shell?: string
+  /**
+   * Where `async` hooks run. The layers fork them into their own scope (see `withBackground`): awaited when it
+   * ends normally, killed when it is interrupted (Ctrl-C). Absent: a daemon fiber, bounded only by the hook's
+   * timeout.
+   */
+  readonly background?: (hook: Effect.Effect<void>) => Effect.Effect<unknown>
 }
 
 /** What one hook process did. */
@@ -359,7 +366,12 @@ const makeRunner = (options: Options) =>
           hook.async === true
             // Claude Code's background hook: started with the same input, not waited for, its answer unread;
             // its own timeout still bounds it (killed with its process group).
-            ? Effect.as(Effect.forkDaemon(run(hook, payload, context)), Option.none<A>())
+            ? Effect.as(
+              options.background === undefined
+                ? Effect.forkDaemon(run(hook, payload, context))
+                : options.background(Effect.asVoid(run(hook, payload, context))),
+              Option.none<A>()
+            )
             : Effect.flatMap(run(hook, payload, context), (done) =>
               done === undefined ? Effect.succeed(Option.none<A>()) : Effect.map(interpret(hook, done), Option.some)),
         { concurrency: "unbounded" }
@@ -580,14 +592,32 @@ export const layerPermissionRequest: Layer.Layer<
   PermissionPrompter.PermissionPrompter,
   never,
   PermissionPrompter.PermissionPrompter | CommandExecutor.CommandExecutor
-> = Layer.effect(
+> = Layer.scoped(
   PermissionPrompter.PermissionPrompter,
-  Effect.flatMap(PermissionPrompter.PermissionPrompter, (inner) => makePermissionRequest({}, inner))
+  Effect.flatMap(PermissionPrompter.PermissionPrompter, (inner) => withBackground({}, (options) => makePermissionRequest(options, inner)))
 )
+
+/**
+ * Builds a hook service whose `async` hooks live in the current scope: when it closes normally they are waited
+ * for (a Ctrl-C during that wait still ends them), when it closes interrupted they are killed with their process
+ * groups, so none outlives the CLI.
+ */
+export const withBackground = <A, E, R>(
+  options: Options,
+  build: (options: Options) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const fibers = yield* FiberSet.make<unknown>()
+    // Runs before the set's own finalizer, which interrupts whatever is left.
+    yield* Effect.addFinalizer((exit) =>
+      Exit.isInterrupted(exit) ? FiberSet.clear(fibers) : Effect.interruptible(FiberSet.awaitEmpty(fibers))
+    )
+    return yield* build({ ...options, background: (hook) => FiberSet.run(fibers, hook) })
+  })
 
 /** Command hooks from settings as the hook stage. */
 export const layer = (options: Options): Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> =>
-  Layer.effect(ToolHooks.ToolHooks, make(options))
+  Layer.scoped(ToolHooks.ToolHooks, withBackground(options, make))
 
 /** The command hooks each session's settings carry (`context.commandHooks`), with its `env`: the CLI's stage. */
 export const layerFromContext: Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> = layer({})
@@ -597,8 +627,11 @@ export const layerWithProgrammatic = (
   options: Options,
   programmatic: ReadonlyArray<ToolHooks.Programmatic>
 ): Layer.Layer<ToolHooks.ToolHooks, never, CommandExecutor.CommandExecutor> =>
-  Layer.effect(
+  Layer.scoped(
     ToolHooks.ToolHooks,
-    Effect.map(make(options), (commands) => ToolHooks.combine([commands, ToolHooks.fromProgrammatic(programmatic)]))
+    Effect.map(
+      withBackground(options, make),
+      (commands) => ToolHooks.combine([commands, ToolHooks.fromProgrammatic(programmatic)])
+    )
   )
 

@@ -1,6 +1,6 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, FiberId, Layer, Schema, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -376,6 +376,41 @@ describe("CommandHooks in the pipeline", () => {
       // Written whole, then renamed: once it is there it is complete.
       for (let i = 0; i < 500 && !fs.existsSync(seen); i++) yield* Effect.sleep("20 millis")
       assert.deepInclude(JSON.parse(fs.readFileSync(seen, "utf8")), { hook_event_name: "PreToolUse", tool_input: { text: "x" } })
+    }))
+
+  it.live("async hooks end with their layer: waited for when it closes normally, killed when it is interrupted", () =>
+    Effect.gen(function*() {
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0)
+          return true
+        } catch {
+          return false
+        }
+      }
+      const startIn = (scope: Scope.CloseableScope, command: string) =>
+        Effect.gen(function*() {
+          const hooks = yield* Layer.buildWithScope(CommandHooks.layer({ hooks: [{ ...hook("PreToolUse", command), async: true }] }), scope)
+          const service = Context.get(hooks, ToolHooks.ToolHooks)
+          assert.deepStrictEqual(yield* service.preToolUse(Echo, { text: "x" }, { ...context, toolUseId: "t" }), {})
+        }).pipe(Effect.provide(NodeContext.layer))
+      // Interrupted (Ctrl-C): the hook's process is killed with the layer, not left running.
+      const pidFile = path.join(dir, "async-pid")
+      const interrupted = yield* Scope.make()
+      yield* startIn(interrupted, `echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile} && exec sleep 30`)
+      for (let i = 0; i < 500 && !fs.existsSync(pidFile); i++) yield* Effect.sleep("20 millis")
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      assert.isTrue(alive(pid))
+      yield* Scope.close(interrupted, Exit.interrupt(FiberId.none))
+      for (let i = 0; i < 250 && alive(pid); i++) yield* Effect.sleep("20 millis")
+      assert.isFalse(alive(pid), "the async hook's process was killed")
+      // A normal end waits for it: what it does is done when the layer has closed.
+      const done = path.join(dir, "async-done")
+      const normal = yield* Scope.make()
+      yield* startIn(normal, `sleep 0.3; echo finished > ${done}.tmp && mv ${done}.tmp ${done}`)
+      assert.isFalse(fs.existsSync(done))
+      yield* Scope.close(normal, Exit.void)
+      assert.strictEqual(fs.readFileSync(done, "utf8"), "finished\n")
     }))
 
   it.live("a hook's systemMessage reaches the user as a HookMessage event, never the model", () =>
