@@ -1,5 +1,6 @@
 /**
- * The `toolwright` command tree and its entry point: usage errors exit 2, error results exit 1.
+ * The `toolwright` command tree and its entry point: usage errors exit 2, error results exit 1, an
+ * interruption (SIGINT, SIGTERM) 130.
  */
 import { Command, ValidationError } from "@effect/cli"
 // Subpath imports: the package index also loads undici (HTTP), which no command here needs at start-up.
@@ -52,5 +53,12 @@ export const runMain = (): void =>
       Effect.sync(() => {
         process.exitCode = code
       })),
-    { disableErrorReporting: true, disablePrettyLogger: true }
+    {
+      disableErrorReporting: true,
+      disablePrettyLogger: true,
+      // SIGINT/SIGTERM interrupt the whole program, `main`'s own exit code included: the runtime's default then
+      // exits 0, as if the command had succeeded. An interruption exits 130, as a shell reports Ctrl-C.
+      teardown: (exit, onExit) =>
+        onExit(Exit.isSuccess(exit) ? 0 : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+    }
   )

@@ -1,6 +1,7 @@
 // `toolwright run` and `toolwright tools` end to end: the bundled binary on real files.
 import { assert, describe, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
+import { Effect } from "effect"
+import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -341,6 +342,29 @@ describe("toolwright run: settings' env reaches the MCP servers", () => {
       assert.strictEqual(result.code, 0, result.stderr)
       assert.strictEqual(result.stdout, "slept 10 ms\n")
       assert.include(result.stderr, `warning: MCP server "mute" failed: did not answer within 700 ms (MCP_TIMEOUT)\n`)
+    }))
+})
+
+describe("toolwright run interrupted", () => {
+  it.live("SIGINT during an MCP call exits 130, not 0 as if the call had succeeded", () =>
+    Effect.gen(function*() {
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), "tw-run-")))
+      const scripted = join(import.meta.dirname, "..", "..", "mcp", "test", "fixtures", "scripted-server.mjs")
+      writeFileSync(join(dir, ".mcp.json"), JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [scripted] } } }))
+      const child = spawn(process.execPath, [bin, "run", "mcp__s__progress-then-wait", "--cwd", dir, "--allow", "mcp__s"], {
+        env: { ...process.env, HOME: dir, CI: "1" },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let stderr = ""
+      child.stderr.on("data", (chunk: Buffer) => (stderr += String(chunk)))
+      const code = yield* Effect.async<number | null>((resume) => {
+        // Its progress report says the call is under way on the server.
+        child.stderr.on("data", () => {
+          if (stderr.includes("halfway")) child.kill("SIGINT")
+        })
+        child.on("exit", (status) => resume(Effect.succeed(status)))
+      })
+      assert.strictEqual(code, 130, stderr)
     }))
 })
 
