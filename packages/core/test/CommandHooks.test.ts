@@ -368,13 +368,19 @@ describe("CommandHooks in the pipeline", () => {
         async: true
       }
       const allow = hook("PreToolUse", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`)
-      assert.deepStrictEqual(yield* run([allow, background], "Echo", { text: "x" }), [
-        { type: "tool_result", tool_use_id: "t1", content: "echo: x" }
-      ])
-      assert.isFalse(fs.existsSync(seen))
-      fs.writeFileSync(go, "")
-      // Written whole, then renamed: once it is there it is complete.
-      for (let i = 0; i < 500 && !fs.existsSync(seen); i++) yield* Effect.sleep("20 millis")
+      // All inside the runtime's scope: closing it waits for the hook, which waits for the go-ahead.
+      yield* Effect.gen(function*() {
+        const runtime = yield* ToolRuntime.ToolRuntime
+        const events = yield* runtime.runToolUse({ type: "tool_use", id: "t1", name: "Echo", input: { text: "x" } }, context)
+          .pipe(Stream.runCollect)
+        assert.deepStrictEqual(Array.from(events).flatMap((event) => event._tag === "ToolResult" ? [event.result] : []), [
+          { type: "tool_result", tool_use_id: "t1", content: "echo: x" }
+        ])
+        assert.isFalse(fs.existsSync(seen))
+        fs.writeFileSync(go, "")
+        // Written whole, then renamed: once it is there it is complete.
+        for (let i = 0; i < 500 && !fs.existsSync(seen); i++) yield* Effect.sleep("20 millis")
+      }).pipe(Effect.provide(runtimeWith([allow, background])))
       assert.deepInclude(JSON.parse(fs.readFileSync(seen, "utf8")), { hook_event_name: "PreToolUse", tool_input: { text: "x" } })
     }))
 
