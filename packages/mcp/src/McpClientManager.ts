@@ -188,6 +188,24 @@ const detailOf = (error: unknown): string => {
   return message === "fetch failed" && cause !== undefined ? `${message}: ${messageOf(cause)}` : message
 }
 
+/** What a server says to a request that did not reach an MCP endpoint of the configured transport. */
+const ENDPOINT_STATUSES = new Set([400, 404, 405, 406, 415, 501])
+
+/**
+ * An HTTP error's words on one short line: the SDK puts the whole response body in its message, often an HTML
+ * error page, whose text (not its markup) says what happened.
+ */
+const pageText = (message: string): string => {
+  const text = message
+    .replace(/^Streamable HTTP error: Error POSTing to endpoint: /, "")
+    .replace(/<!DOCTYPE[^>]*>/gi, " ")
+    .replace(/<(script|style)\b[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text
+}
+
 /** Why a server did not start, in words that say what to do about it. */
 const startFailure = (entry: ServerEntry, error: unknown): string => {
   const config = entry.config
@@ -208,6 +226,13 @@ const startFailure = (entry: ServerEntry, error: unknown): string => {
     return detail
   }
   if (config.type === "sdk") return detail
+  const status = httpStatus(error)
+  if (status !== undefined && (error instanceof StreamableHTTPError || error instanceof SseError)) {
+    return `it answered HTTP ${status} (${pageText(detail)}).` + (ENDPOINT_STATUSES.has(status)
+      ? ` Check that "url" of "${entry.name}" in ${entry.source} is the server's MCP endpoint and "type" its ` +
+        `transport ("http" for streamable HTTP, "sse" for the older HTTP+SSE).`
+      : "")
+  }
   if (code === "ECONNREFUSED") {
     return `nothing answers at ${config.url} (${detail}). Start the server, or fix "url" of "${entry.name}" in ${entry.source}.`
   }

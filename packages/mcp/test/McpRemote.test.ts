@@ -259,6 +259,25 @@ describe("McpClientManager headersHelper (Claude Code's dynamic headers)", () =>
     }))
 })
 
+describe("McpClientManager: a URL that is not the server's MCP endpoint", () => {
+  it.scopedLive("says the HTTP status and the page's words, not its HTML, and what to check", () =>
+    Effect.gen(function*() {
+      const port = yield* freePort
+      yield* startServer([everything, "streamableHttp"], /listening on port (\d+)/, { PORT: String(port) })
+      const { manager } = yield* runtimeFor({
+        path: { type: "http", url: `http://127.0.0.1:${port}/nope` },
+        transport: { type: "sse", url: `http://127.0.0.1:${port}/mcp` }
+      })
+      const check = (name: string) =>
+        `Check that "url" of "${name}" in test.mcp.json is the server's MCP endpoint and "type" its transport ` +
+        `("http" for streamable HTTP, "sse" for the older HTTP+SSE).`
+      assert.deepStrictEqual(manager.servers().map((server) => [server.name, server.state, server.error]), [
+        ["path", "failed", `it answered HTTP 404 (Error Cannot POST /nope). ${check("path")}`],
+        ["transport", "failed", `it answered HTTP 400 (SSE error: Non-200 status code (400)). ${check("transport")}`]
+      ])
+    }))
+})
+
 describe("McpClientManager over SSE and WebSocket", () => {
   it.scopedLive("SSE: server-everything's echo", () =>
     Effect.gen(function*() {
