@@ -91,7 +91,7 @@ describe("toolwright mcp", () => {
       ["scripted", "connected"],
       ["remote", "failed"]
     ])
-    assert.strictEqual(servers[0].tools, 19)
+    assert.strictEqual(servers[0].tools, 20)
     assert.match(servers[1].error ?? "", /fetch failed|ECONNREFUSED/)
 
     const got = toolwright("mcp", "get", "scripted", "--cwd", dir)

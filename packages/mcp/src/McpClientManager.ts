@@ -18,6 +18,7 @@ import {
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
   McpError,
   type ProgressNotification,
   ProgressNotificationSchema,
@@ -798,6 +799,18 @@ export const make = (options: Options) =>
           if (!decoded.success) return
           const token = decoded.data.params.progressToken
           connection.progress.get(String(token))?.(decoded.data.params)
+        }
+        // A stdio server's MCP log messages join its stderr in its log file, where `mcp get` points.
+        const logFile = connection.logFile
+        if (connection.entry.config.type === "stdio" && logFile !== undefined) {
+          client.setNotificationHandler(LoggingMessageNotificationSchema, ({ params }) => {
+            const text = typeof params.data === "string" ? params.data : JSON.stringify(params.data)
+            try {
+              fs.appendFileSync(logFile, `[${params.level}]${params.logger === undefined ? "" : ` ${params.logger}:`} ${text}\n`)
+            } catch {
+              // A log line that cannot be written is not worth failing the server for.
+            }
+          })
         }
         // A stdio line that is not JSON-RPC (a banner printed without a newline swallows the answer after it)
         // reaches onerror as the parse error; if the handshake then times out, that is why.

@@ -266,6 +266,15 @@ describe("McpClientManager configuration", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.scopedLive("a stdio server's MCP log messages (notifications/message) go to its log file beside its stderr", () => {
+    const { context, dir, layer } = setup({ s: { command: process.execPath, args: [scripted] } })
+    return Effect.gen(function*() {
+      assert.strictEqual((yield* call(context, "mcp__s__log", {})).result.content, "logged")
+      const log = fs.readFileSync(path.join(dir, "logs", "s.log"), "utf8")
+      assert.include(log, "scripted server ready on stdio\n[warning] db: slow query: 1200 ms\n[error] {\"code\":17,\"reason\":\"lock timeout\"}\n")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.scopedLive("stderr goes to the server's log file, and a failing server's reason quotes it", () => {
     const { dir, layer } = setup({
       noisy: { command: process.execPath, args: ["-e", "console.error('cannot open database'); process.exit(1)"] }
