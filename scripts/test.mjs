@@ -48,7 +48,7 @@ if (process.argv.length <= 2) {
     stdio: ["ignore", "pipe", "inherit"]
   })
   process.stdout.write(conformance.stdout ?? "")
-  const counts = /conformance: (\d+) passed, (\d+) failed/.exec(conformance.stdout ?? "")
+  const counts = /conformance: (\d+) as expected \(\d+ of them known failures\), (\d+) unexpected/.exec(conformance.stdout ?? "")
   if (counts !== null) {
     passed += Number(counts[1])
     failed += Number(counts[2])

