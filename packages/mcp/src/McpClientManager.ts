@@ -112,6 +112,8 @@ export interface Options {
    * with backoff. A JSON-RPC error or an HTTP error status (429, 502) is an answer. Default 3 s and 3 s.
    */
   readonly heartbeat?: { readonly intervalMs: number; readonly timeoutMs: number }
+  /** How long a remote server's `headersHelper` may run before it is killed; default 10 s, as in Claude Code. */
+  readonly headersHelperTimeoutMs?: number
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000
@@ -245,6 +247,10 @@ const startFailure = (entry: ServerEntry, error: unknown): string => {
 
 /** How long a remote server's `headersHelper` may run, as in Claude Code. */
 const HEADERS_HELPER_TIMEOUT_MS = 10_000
+/** The most a headersHelper may print: a few headers are a few kilobytes. */
+const HEADERS_HELPER_MAX_OUTPUT = 1024 * 1024
+/** How long a helper that has exited may leave its output open (a child it started still holding it). */
+const HEADERS_HELPER_OUTPUT_GRACE_MS = 1_000
 
 /** What is wrong with a headersHelper's output, or its headers. */
 const helperHeaders = (stdout: string): Record<string, string> | string => {
@@ -267,34 +273,76 @@ const helperHeaders = (stdout: string): Record<string, string> | string => {
 
 /**
  * Runs a remote server's `headersHelper` in a shell, with the server's name and URL in its environment (Claude
- * Code's variables): the headers it prints, or why there are none, in words that say what to fix.
+ * Code's variables): the headers it prints, or why there are none, in words that say what to fix. The shell
+ * leads its own process group, killed whole (SIGKILL) at the time limit or an interruption, as command hooks
+ * are: a child of the helper (a `sleep`, a token fetch) would otherwise outlive it.
  */
 const runHeadersHelper = (
   entry: ServerEntry,
   config: RemoteServerConfig,
   helper: string,
   cwd: string,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  timeoutMs: number
 ): Effect.Effect<Record<string, string>, string> =>
   Effect.async((resume) => {
     const fix = `Fix "headersHelper" of "${entry.name}" in ${entry.source}.`
-    const child = childProcess.exec(helper, {
+    const failed = (why: string, stderr: string) => {
+      const said = stderr.trim().split("\n").slice(-3).join("\n")
+      return Effect.fail(`its headersHelper ${why}${said === "" ? "" : `: ${said}`}. ${fix}`)
+    }
+    const child = childProcess.spawn(helper, {
       cwd,
       env: { ...env, CLAUDE_CODE_MCP_SERVER_NAME: entry.name, CLAUDE_CODE_MCP_SERVER_URL: config.url },
-      timeout: HEADERS_HELPER_TIMEOUT_MS,
-      maxBuffer: 1024 * 1024
-    }, (error, stdout, stderr) => {
-      if (error !== null) {
-        const said = stderr.trim().split("\n").slice(-3).join("\n")
-        const why = error.killed
-          ? `did not finish within ${HEADERS_HELPER_TIMEOUT_MS / 1000} s`
-          : typeof error.code === "number"
-          ? `failed (exit code ${error.code})`
-          : `could not run (${error.message})`
-        return resume(Effect.fail(`its headersHelper ${why}${said === "" ? "" : `: ${said}`}. ${fix}`))
+      shell: true,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const killGroup = () => {
+      if (child.pid === undefined) return
+      try {
+        process.kill(-child.pid, "SIGKILL")
+      } catch {
+        // The group is gone already, or there are no process groups (Windows): the shell at least.
+        child.kill("SIGKILL")
       }
-      const headers = helperHeaders(stdout)
-      resume(
+    }
+    let cutShort: string | undefined
+    const stop = (why: string) => {
+      cutShort ??= why
+      killGroup()
+    }
+    const stdout: Array<Buffer> = []
+    const stderr: Array<Buffer> = []
+    let size = 0
+    const collect = (into: Array<Buffer>) => (chunk: Buffer) => {
+      size += chunk.length
+      if (size > HEADERS_HELPER_MAX_OUTPUT) return stop(`printed more than ${HEADERS_HELPER_MAX_OUTPUT / 1024 / 1024} MB`)
+      into.push(chunk)
+    }
+    child.stdout.on("data", collect(stdout))
+    child.stderr.on("data", collect(stderr))
+    const timer = setTimeout(() => stop(`did not finish within ${timeoutMs / 1000} s`), timeoutMs)
+    let grace: ReturnType<typeof setTimeout> | undefined
+    // The helper is done when its shell exits: what it started and left holding the output dies then.
+    child.on("exit", () => {
+      grace = setTimeout(killGroup, HEADERS_HELPER_OUTPUT_GRACE_MS)
+    })
+    let done = false
+    const finish = (result: Effect.Effect<Record<string, string>, string>) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      clearTimeout(grace)
+      resume(result)
+    }
+    child.on("error", (error) => finish(failed(`could not run (${error.message})`, "")))
+    child.on("close", (code, signal) => {
+      const said = Buffer.concat(stderr).toString("utf8")
+      if (cutShort !== undefined) return finish(failed(cutShort, said))
+      if (code !== 0) return finish(failed(code === null ? `was killed by ${signal}` : `failed (exit code ${code})`, said))
+      const headers = helperHeaders(Buffer.concat(stdout).toString("utf8"))
+      finish(
         typeof headers === "string"
           ? Effect.fail(
             `its headersHelper must print a JSON object of header names to string values, but ${headers}. ${fix}`
@@ -302,7 +350,12 @@ const runHeadersHelper = (
           : Effect.succeed(headers)
       )
     })
-    return Effect.sync(() => child.kill())
+    return Effect.sync(() => {
+      done = true
+      clearTimeout(timer)
+      clearTimeout(grace)
+      killGroup()
+    })
   })
 
 /** The handshake and tool listing together took longer than MCP_TIMEOUT. */
@@ -739,7 +792,14 @@ export const make = (options: Options) =>
         const helped = config.type === "http" || config.type === "sse" || config.type === "ws"
           ? config.headersHelper === undefined
             ? undefined
-            : yield* runHeadersHelper(connection.entry, config, config.headersHelper, options.cwd, env).pipe(Effect.either)
+            : yield* runHeadersHelper(
+              connection.entry,
+              config,
+              config.headersHelper,
+              options.cwd,
+              env,
+              options.headersHelperTimeoutMs ?? HEADERS_HELPER_TIMEOUT_MS
+            ).pipe(Effect.either)
           : undefined
         if (helped?._tag === "Left") {
           connection.state = "failed"

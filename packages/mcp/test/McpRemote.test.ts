@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Message, ToolRegistry, ToolRuntime, ToolUseContext } from "@toolwright/core"
-import { Effect, Layer } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { Effect, Fiber, Layer } from "effect"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -256,6 +256,73 @@ describe("McpClientManager headersHelper (Claude Code's dynamic headers)", () =>
         `its headersHelper must print a JSON object of header names to string values, but its output is not JSON. ` +
           `Fix "headersHelper" of "wordy" in test.mcp.json.`
       )
+    }))
+})
+
+/** Whether a process is gone (a zombie nobody has reaped yet counts as gone: it runs nothing). */
+const isGone = (pid: number) => {
+  const stat = spawnSync("ps", ["-o", "stat=", "-p", String(pid)], { encoding: "utf8" }).stdout.trim()
+  return stat === "" || stat.startsWith("Z")
+}
+
+/** Polls until `pid` is gone, for at most 5 s; whether it is. */
+const waitGone = (pid: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 250 && !isGone(pid); i++) yield* Effect.sleep("20 millis")
+    return isGone(pid)
+  })
+
+/** The pid `file` holds once it exists (polled), for at most 5 s. */
+const readPid = (file: string) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 250 && !fs.existsSync(file); i++) yield* Effect.sleep("20 millis")
+    return Number(fs.readFileSync(file, "utf8"))
+  })
+
+/**
+ * A headersHelper whose child (`sleep 30`) would outlive the shell running it: it writes the child's pid to
+ * `<name>.pid` (whole, by a rename) and waits for it.
+ */
+const lingeringHelper = (dir: string, name: string) => {
+  const pidFile = path.join(dir, `${name}.pid`)
+  const script = path.join(dir, `${name}.sh`)
+  fs.writeFileSync(script, `sleep 30 &\necho $! > '${pidFile}.tmp'\nmv '${pidFile}.tmp' '${pidFile}'\nwait\n`)
+  return { command: `sh '${script}'`, pidFile }
+}
+
+describe("McpClientManager headersHelper: what the helper started ends with it", () => {
+  it.scopedLive("a helper over its time is killed with its process group, and the server fails saying so", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-helper-"))
+      const helper = lingeringHelper(dir, "slow")
+      const { manager } = yield* runtimeFor(
+        { slow: { type: "http", url: "http://127.0.0.1:9/mcp", headersHelper: helper.command } },
+        { headersHelperTimeoutMs: 1_000 }
+      )
+      assert.deepStrictEqual([manager.servers()[0].state, manager.servers()[0].error], [
+        "failed",
+        `its headersHelper did not finish within 1 s. Fix "headersHelper" of "slow" in test.mcp.json.`
+      ])
+      const pid = yield* readPid(helper.pidFile)
+      assert.isTrue(yield* waitGone(pid), `the helper's child ${pid} outlived its timeout`)
+    }))
+
+  it.scopedLive("a connect interrupted while its helper runs kills the helper's process group", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-helper-"))
+      const helper = lingeringHelper(dir, "held")
+      const connecting = yield* Effect.fork(Effect.scoped(Layer.build(McpClientManager.layer({
+        servers: McpConfig.parseServers(
+          { held: { type: "http", url: "http://127.0.0.1:9/mcp", headersHelper: helper.command } },
+          "test.mcp.json",
+          {}
+        ),
+        cwd: dir,
+        logDir: path.join(dir, "logs")
+      }))))
+      const pid = yield* readPid(helper.pidFile)
+      yield* Fiber.interrupt(connecting)
+      assert.isTrue(yield* waitGone(pid), `the helper's child ${pid} outlived the interruption`)
     }))
 })
 
