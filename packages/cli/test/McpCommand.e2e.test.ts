@@ -213,6 +213,60 @@ describe("toolwright mcp", () => {
     })
   })
 
+  it("list and get show a server settings' disabledMcpjsonServers turns off as disabled, and say where and how to enable it", () => {
+    const project = mkdtempSync(join(dir, "disabled-"))
+    // Started, heavy would leave a file behind: it must not be started to be listed.
+    const marker = join(project, "heavy-started")
+    writeFileSync(
+      join(project, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          kept: { command: process.execPath, args: [scripted] },
+          heavy: { command: process.execPath, args: ["-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`] }
+        }
+      })
+    )
+    mkdirSync(join(project, ".toolwright"))
+    const settings = join(project, ".toolwright", "settings.json")
+    writeFileSync(settings, JSON.stringify({ disabledMcpjsonServers: ["heavy"] }))
+    const heavyCommand = `${process.execPath} -e require("fs").writeFileSync(${JSON.stringify(marker)}, "")`
+
+    const listed = toolwright("mcp", "list", "--cwd", project)
+    assert.strictEqual(listed.code, 0, listed.stderr)
+    assert.strictEqual(
+      listed.stdout,
+      "NAME   TYPE   STATE       TOOLS  TARGET\n" +
+        `kept   stdio  connected      20  ${process.execPath} ${scripted}\n` +
+        `heavy  stdio  disabled        0  ${heavyCommand}\n` +
+        `       ↳ disabled by disabledMcpjsonServers in ${settings}\n`
+    )
+    const json = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout) as Array<Record<string, unknown>>
+    assert.deepStrictEqual(json[1], {
+      name: "heavy",
+      type: "stdio",
+      state: "disabled",
+      tools: 0,
+      source: join(project, ".mcp.json"),
+      target: heavyCommand,
+      disabledBy: [settings]
+    })
+
+    const got = toolwright("mcp", "get", "heavy", "--cwd", project)
+    assert.strictEqual(got.code, 0, got.stderr)
+    assert.strictEqual(
+      got.stdout,
+      "heavy:\n" +
+        `  Source: ${join(project, ".mcp.json")}\n` +
+        "  Type: stdio\n" +
+        `  Command: ${process.execPath}\n` +
+        `  Args: -e require("fs").writeFileSync(${JSON.stringify(marker)}, "")\n` +
+        `  State: disabled by disabledMcpjsonServers in ${settings}: remove "heavy" from that list to enable it\n`
+    )
+    const gotJson = JSON.parse(toolwright("mcp", "get", "heavy", "--cwd", project, "--json").stdout)
+    assert.deepStrictEqual([gotJson.state, gotJson.disabledBy, gotJson.tools], ["disabled", [settings], []])
+    assert.isFalse(existsSync(marker), "a disabled server was started")
+  })
+
   it("get --json leaves out the values of env, headers and the client secret, as the text output does", () => {
     const project = mkdtempSync(join(dir, "secrets-"))
     writeFileSync(

@@ -410,11 +410,14 @@ describe("CommandHooks in the pipeline", () => {
       yield* Scope.close(interrupted, Exit.interrupt(FiberId.none))
       for (let i = 0; i < 250 && alive(pid); i++) yield* Effect.sleep("20 millis")
       assert.isFalse(alive(pid), "the async hook's process was killed")
-      // A normal end waits for it: what it does is done when the layer has closed.
+      // A normal end waits for it: what it does is done when the layer has closed. It waits for the test's
+      // go-ahead, so it cannot have finished before the close (a layer that did not wait would kill it).
       const done = path.join(dir, "async-done")
+      const go = path.join(dir, "async-go")
       const normal = yield* Scope.make()
-      yield* startIn(normal, `sleep 0.3; echo finished > ${done}.tmp && mv ${done}.tmp ${done}`)
+      yield* startIn(normal, `while [ ! -f ${go} ]; do sleep 0.02; done; echo finished > ${done}.tmp && mv ${done}.tmp ${done}`)
       assert.isFalse(fs.existsSync(done))
+      fs.writeFileSync(go, "")
       yield* Scope.close(normal, Exit.void)
       assert.strictEqual(fs.readFileSync(done, "utf8"), "finished\n")
     }))

@@ -51,8 +51,11 @@ import { McpServerNotFound, McpToolCallError } from "./McpErrors.js"
 import * as McpResourceTools from "./McpResourceTools.js"
 import * as McpToolName from "./McpToolName.js"
 
-/** Where a server is: still connecting, usable, given up on (with the reason), or waiting for credentials. */
-export type ServerState = "pending" | "connected" | "failed" | "needs-auth"
+/**
+ * Where a server is: still connecting, usable, given up on (with the reason), waiting for credentials, or turned
+ * off by settings' `disabledMcpjsonServers` (never connected).
+ */
+export type ServerState = "pending" | "connected" | "failed" | "needs-auth" | "disabled"
 
 export interface ServerStatus {
   readonly name: string
@@ -69,10 +72,25 @@ export interface ServerStatus {
   /** The stdio server's process id while connected. */
   readonly pid: number | undefined
   readonly config: ServerConfig | undefined
+  /** The settings files whose `disabledMcpjsonServers` list this `.mcp.json` server (state `disabled`). */
+  readonly disabledBy?: ReadonlyArray<string> | undefined
+}
+
+/** A configured server that settings turn off: listed, never connected. */
+export interface DisabledServer {
+  readonly name: string
+  readonly source: string
+  /** Undefined for an entry whose configuration could not be read. */
+  readonly config: ServerConfig | undefined
+  /** The settings files that turn it off. */
+  readonly disabledBy: ReadonlyArray<string>
 }
 
 export interface Service {
-  /** Every configured server, in configuration order, bad entries included as failed. */
+  /**
+   * Every configured server: those connecting in configuration order, then the disabled ones, then bad entries
+   * as failed.
+   */
   readonly servers: () => ReadonlyArray<ServerStatus>
   /** The tools of every connected server, named and ordered deterministically. */
   readonly tools: () => ReadonlyArray<Tool.Any>
@@ -88,6 +106,8 @@ export class McpClientManager extends Context.Tag("@toolwright/mcp/McpClientMana
 
 export interface Options {
   readonly servers: ParsedServers
+  /** Servers settings turn off: listed with state `disabled`, never connected. */
+  readonly disabledServers?: ReadonlyArray<DisabledServer>
   /** In-process servers (`McpServerType` "sdk"), added after the configured ones. */
   readonly sdkServers?: ReadonlyArray<{ readonly name: string; readonly transport: () => Transport }>
   /** The project directory: stdio servers start here unless their entry says `cwd`. */
@@ -1338,6 +1358,19 @@ export const make = (options: Options) =>
     const service: Service = {
       servers: () => [
         ...connections.map(status),
+        ...(options.disabledServers ?? []).map((server): ServerStatus => ({
+          name: server.name,
+          type: server.config?.type,
+          source: server.source,
+          state: "disabled",
+          error: undefined,
+          toolCount: 0,
+          serverInfo: undefined,
+          logFile: undefined,
+          pid: undefined,
+          config: server.config,
+          disabledBy: server.disabledBy
+        })),
         ...configErrors.map((error): ServerStatus => ({
           name: error.server,
           type: undefined,
@@ -1382,8 +1415,8 @@ export const layer = (options: Options): Layer.Layer<McpClientManager> =>
 
 /**
  * A manager over the `.mcp.json` of `cwd` plus the `mcpServers` of settings files (later files win on a
- * name clash), less the `.mcp.json` servers the settings' `disabledMcpjsonServers` name. A file that cannot be
- * read shows up as a failed entry naming it: nothing is silently ignored.
+ * name clash); the `.mcp.json` servers the settings' `disabledMcpjsonServers` name are listed as disabled and
+ * not connected. A file that cannot be read shows up as a failed entry naming it: nothing is silently ignored.
  */
 export const layerProject = (
   options: Omit<Options, "servers"> & { readonly settingsFiles?: ReadonlyArray<string> }
@@ -1413,7 +1446,24 @@ export const layerProject = (
         servers: project.servers.filter((server) => !disabled.has(server.name)),
         errors: project.errors.filter((error) => !disabled.has(error.server))
       }
-      return yield* make({ ...options, servers: McpConfig.mergeServers([enabled, ...settings]) })
+      // A name the settings define themselves is theirs, and runs: only the .mcp.json entry is off.
+      const settingsNames = new Set(settings.flatMap((source) => [
+        ...source.servers.map((server) => server.name),
+        ...source.errors.map((error) => error.server)
+      ]))
+      const off = (name: string) => settingsNames.has(name) ? undefined : disabled.get(name)
+      const disabledServers: Array<DisabledServer> = []
+      for (const server of project.servers) {
+        const disabledBy = off(server.name)
+        if (disabledBy !== undefined) disabledServers.push({ ...server, disabledBy })
+      }
+      for (const error of project.errors) {
+        const disabledBy = off(error.server)
+        if (disabledBy !== undefined) {
+          disabledServers.push({ name: error.server, source: error.source, config: undefined, disabledBy })
+        }
+      }
+      return yield* make({ ...options, servers: McpConfig.mergeServers([enabled, ...settings]), disabledServers })
     })
   )
 

@@ -378,10 +378,11 @@ export const loadSettingsServers = (
 
 /**
  * The `.mcp.json` servers the settings files turn off (Claude Code's `disabledMcpjsonServers`, merged over
- * the files). Files that are missing or unreadable add nothing: `loadSettingsServers` reports the latter.
+ * the files), each with the files that list it, so a user can be told where to turn it back on. Files that are
+ * missing or unreadable add nothing: `loadSettingsServers` reports the latter.
  */
-export const disabledProjectServers = (files: ReadonlyArray<string>): ReadonlySet<string> => {
-  const names = new Set<string>()
+export const disabledProjectServers = (files: ReadonlyArray<string>): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const names = new Map<string, Array<string>>()
   for (const file of files) {
     let json: unknown
     try {
@@ -390,7 +391,10 @@ export const disabledProjectServers = (files: ReadonlyArray<string>): ReadonlySe
       continue
     }
     const listed = isRecord(json) ? json.disabledMcpjsonServers : undefined
-    if (Array.isArray(listed)) for (const name of listed) if (typeof name === "string") names.add(name)
+    if (!Array.isArray(listed)) continue
+    for (const name of new Set(listed)) {
+      if (typeof name === "string") names.set(name, [...(names.get(name) ?? []), file])
+    }
   }
   return names
 }

@@ -216,7 +216,7 @@ describe("McpClientManager configuration", () => {
       }).pipe(Effect.provide(layer))
     }))
 
-  it.scopedLive("layerProject: .mcp.json and settings' mcpServers; settings' disabledMcpjsonServers leaves .mcp.json servers out", () =>
+  it.scopedLive("layerProject: .mcp.json and settings' mcpServers; settings' disabledMcpjsonServers turns .mcp.json servers off", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const server = { command: process.execPath, args: [scripted] }
@@ -226,11 +226,22 @@ describe("McpClientManager configuration", () => {
       fs.writeFileSync(user, JSON.stringify({ disabledMcpjsonServers: ["heavy"] }))
       // Names only .mcp.json's servers: a server of the settings themselves is not turned off by it.
       fs.writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ["broken", "own"], mcpServers: { own: server } }))
+      const more = path.join(dir, "more-settings.json")
+      fs.writeFileSync(more, JSON.stringify({ disabledMcpjsonServers: ["heavy"] }))
       const servers = yield* Effect.map(McpClientManager.McpClientManager, (manager) =>
-        manager.servers().map((status) => [status.name, status.state])).pipe(
-          Effect.provide(McpClientManager.layerProject({ cwd: dir, logDir: path.join(dir, "logs"), settingsFiles: [user, local] }))
+        manager.servers().map((status) => [status.name, status.state, status.disabledBy, status.pid])).pipe(
+          Effect.provide(
+            McpClientManager.layerProject({ cwd: dir, logDir: path.join(dir, "logs"), settingsFiles: [user, local, more] })
+          )
         )
-      assert.deepStrictEqual(servers, [["kept", "connected"], ["own", "connected"]])
+      // Turned-off servers are listed as such, with the files that turn them off, and never started (no pid).
+      assert.deepStrictEqual(servers.map(([name, state, disabledBy]) => [name, state, disabledBy]), [
+        ["kept", "connected", undefined],
+        ["own", "connected", undefined],
+        ["heavy", "disabled", [user, more]],
+        ["broken", "disabled", [local]]
+      ])
+      assert.deepStrictEqual(servers.map(([, , , pid]) => typeof pid), ["number", "number", "undefined", "undefined"])
     }))
 
   it.scopedLive("a server that does not answer in time is failed with the reason", () => {

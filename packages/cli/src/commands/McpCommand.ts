@@ -23,6 +23,10 @@ import {
 
 const projectDir = (cwd: Option.Option<string>) => path.resolve(Option.getOrElse(cwd, () => process.cwd()))
 
+/** Where a disabled server is turned off: the settings files whose `disabledMcpjsonServers` list it. */
+const disabledWhere = (server: McpClientManager.ServerStatus) =>
+  `disabled by disabledMcpjsonServers in ${(server.disabledBy ?? []).join(" and ")}`
+
 const describeConfig = (config: McpConfig.ServerConfig | undefined): string => {
   if (config === undefined) return ""
   if (config.type === "stdio") return [config.command, ...config.args].join(" ")
@@ -94,7 +98,8 @@ export const list = Command.make(
             tools: server.toolCount,
             error: server.error,
             source: server.source,
-            target: describeConfig(server.config)
+            target: describeConfig(server.config),
+            disabledBy: server.disabledBy
           })),
           null,
           2
@@ -116,6 +121,7 @@ export const list = Command.make(
           }  ${describeConfig(server.config)}`
         )
         if (server.error !== undefined) yield* Console.log(`${" ".repeat(width)}  ↳ ${server.error.replace(/\n/g, "\n    ")}`)
+        if (server.state === "disabled") yield* Console.log(`${" ".repeat(width)}  ↳ ${disabledWhere(server)}`)
       }
     }).pipe(Effect.provide(mcpLayer({ cwd, settings }, false)))
 ).pipe(Command.withDescription("List the configured MCP servers with their state and tool counts"))
@@ -168,11 +174,20 @@ export const get = Command.make(
           : server.config !== undefined && server.config.type !== "sdk"
           ? [`  URL: ${server.config.url}`, ...Object.keys(server.config.headers).map((key) => `  Header: ${key}`)]
           : []),
-        `  State: ${server.state}${server.error === undefined ? "" : ` (${server.error})`}`,
+        ...(server.state === "disabled"
+          ? [
+            `  State: ${disabledWhere(server)}: remove "${server.name}" from ${
+              (server.disabledBy ?? []).length > 1 ? "those lists" : "that list"
+            } to enable it`
+          ]
+          : [`  State: ${server.state}${server.error === undefined ? "" : ` (${server.error})`}`]),
         ...(server.serverInfo !== undefined ? [`  Server: ${server.serverInfo.name} ${server.serverInfo.version}`] : []),
         ...(server.logFile !== undefined ? [`  Log: ${server.logFile}`] : []),
-        `  Tools (${tools.length}):`,
-        ...tools.map((tool) => `    ${tool.name}${tool.isReadOnly({}) ? " (read-only)" : ""}`)
+        // A disabled server was never asked for its tools.
+        ...(server.state === "disabled" ? [] : [
+          `  Tools (${tools.length}):`,
+          ...tools.map((tool) => `    ${tool.name}${tool.isReadOnly({}) ? " (read-only)" : ""}`)
+        ])
       ]
       yield* Console.log(lines.join("\n"))
     }).pipe(Effect.provide(mcpLayer({ cwd, settings }, false)))
