@@ -157,6 +157,34 @@ describe("McpClientManager over stdio (server-everything)", () => {
       )
     }).pipe(Effect.provide(layer)))
 
+  it.scopedLive("the resource tools need an allow rule, as server tools do, though they only read", () =>
+    Effect.gen(function*() {
+      const ruled = (allow: Array<string>) => ({
+        ...context,
+        permissionContext: {
+          mode: "default" as const,
+          allow: allow.map((rule) => ({ rule, source: "cli" })),
+          deny: [],
+          ask: [],
+          additionalDirectories: []
+        }
+      })
+      const input = { server: "everything", uri: "demo://resource/dynamic/text/1" }
+      for (const [name, toolInput] of [["ListMcpResourcesTool", {}], ["ReadMcpResourceTool", input]] as const) {
+        const { result } = yield* call(ruled([]), name, toolInput)
+        assert.deepStrictEqual(result, {
+          type: "tool_result",
+          tool_use_id: "toolu_1",
+          content: `Permission to use ${name} was not granted: ${name} needs permission: no allow rule covers it. No ` +
+            "one can answer a permission prompt here (non-interactive), so it was denied. To allow it, add a rule " +
+            `such as "${name}" to permissions.allow in .toolwright/settings.json, or choose another permission mode.`,
+          is_error: true
+        })
+      }
+      const allowed = yield* call(ruled(["ReadMcpResourceTool"]), "ReadMcpResourceTool", input)
+      assert.match(allowed.result.content as string, /"text":"Resource 1: This is a plaintext resource created at /)
+    }).pipe(Effect.provide(layer)))
+
   it.scopedLive("a tool that requires task-based execution fails at once, saying toolwright cannot run it", () =>
     Effect.gen(function*() {
       const { result } = yield* call(context, "mcp__everything__simulate-research-query", { topic: "tides" })
