@@ -358,9 +358,14 @@ describe("toolwright run interrupted", () => {
       let stderr = ""
       child.stderr.on("data", (chunk: Buffer) => (stderr += String(chunk)))
       const code = yield* Effect.async<number | null>((resume) => {
-        // Its progress report says the call is under way on the server.
+        // Its progress report says the call is under way on the server. One SIGINT only: a second one, sent on
+        // whatever toolwright prints while it stops, would find Node's default handler and kill it by signal.
+        let sent = false
         child.stderr.on("data", () => {
-          if (stderr.includes("halfway")) child.kill("SIGINT")
+          if (!sent && stderr.includes("halfway")) {
+            sent = true
+            child.kill("SIGINT")
+          }
         })
         child.on("exit", (status) => resume(Effect.succeed(status)))
       })
