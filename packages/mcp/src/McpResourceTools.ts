@@ -4,9 +4,10 @@
  * result points at. `McpClientManager` offers them while a connected server declares the `resources`
  * capability; like server tools they are `source: "mcp"` and need an allow rule (`ReadMcpResourceTool`).
  */
-import { Tool, type ToolUseContext } from "@toolwright/core"
-import { Effect, Schema } from "effect"
+import { PermissionRule, Tool, type ToolUseContext } from "@toolwright/core"
+import { Effect, Either, Schema } from "effect"
 import type { McpToolCallError } from "./McpErrors.js"
+import * as McpToolName from "./McpToolName.js"
 
 export const LIST_TOOL_NAME = "ListMcpResourcesTool"
 export const READ_TOOL_NAME = "ReadMcpResourceTool"
@@ -40,6 +41,25 @@ const listDescription = "Lists the resources the connected MCP servers offer (do
 const readDescription = "Reads one resource of an MCP server by its URI (from ListMcpResourcesTool, or a resource " +
   "link in a tool result). Text comes back as it is; binary content is saved to a file whose path is given."
 
+/**
+ * The deny rule that names all of `server` (`mcp__srv`, `mcp__srv__*`), if one does: it covers the server's
+ * resources as it covers its tools. A rule naming one tool (`mcp__srv__delete`) does not.
+ */
+const serverDenyRule = (server: string, context: ToolUseContext.ToolUseContext): string | undefined => {
+  // No tool of the server can have this name: only a rule for the whole server covers it.
+  const probe = { name: `${McpToolName.serverPrefix(server)}\u0000`, aliases: [] }
+  return context.permissionContext.deny.find((entry) => {
+    const parsed = PermissionRule.parse(entry.rule)
+    return Either.isRight(parsed) && parsed.right.content === undefined &&
+      PermissionRule.namesTool(parsed.right.toolName, probe)
+  })?.rule
+}
+
+const deniedServer = (server: string, rule: string) => ({
+  behavior: "deny" as const,
+  message: `MCP server "${server}" is denied by the rule ${rule}, which covers its resources too.`
+})
+
 /** The two tools over `resources`. */
 export const make = (resources: Resources): ReadonlyArray<Tool.Any> => [
   Tool.make({
@@ -53,8 +73,14 @@ export const make = (resources: Resources): ReadonlyArray<Tool.Any> => [
     isReadOnly: () => true,
     isConcurrencySafe: () => true,
     userFacingName: () => "List MCP resources",
-    call: ({ server }) =>
+    checkPermissions: ({ server }, context) => {
+      const rule = server === undefined ? undefined : serverDenyRule(server, context)
+      return Effect.succeed(rule === undefined || server === undefined ? { behavior: "passthrough" } : deniedServer(server, rule))
+    },
+    call: ({ server }, context) =>
       resources.list(server).pipe(
+        // Listing every server: a denied server's resources are left out, as its tools are.
+        Effect.map((all) => all.filter((resource) => serverDenyRule(resource.server, context) === undefined)),
         Effect.map((found) => (found.length === 0 ? NO_RESOURCES : JSON.stringify(found)))
       ),
   }),
@@ -71,6 +97,10 @@ export const make = (resources: Resources): ReadonlyArray<Tool.Any> => [
     isConcurrencySafe: () => true,
     userFacingName: () => "Read MCP resource",
     toClassifierInput: ({ server, uri }) => `${server} ${uri}`,
+    checkPermissions: ({ server }, context) => {
+      const rule = serverDenyRule(server, context)
+      return Effect.succeed(rule === undefined ? { behavior: "passthrough" } : deniedServer(server, rule))
+    },
     call: ({ server, uri }, context) => resources.read(server, uri, context),
   })
 ]

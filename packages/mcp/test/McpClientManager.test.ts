@@ -159,12 +159,12 @@ describe("McpClientManager over stdio (server-everything)", () => {
 
   it.scopedLive("the resource tools need an allow rule, as server tools do, though they only read", () =>
     Effect.gen(function*() {
-      const ruled = (allow: Array<string>) => ({
+      const ruled = (allow: Array<string>, deny: Array<string> = []) => ({
         ...context,
         permissionContext: {
           mode: "default" as const,
           allow: allow.map((rule) => ({ rule, source: "cli" })),
-          deny: [],
+          deny: deny.map((rule) => ({ rule, source: "cli" })),
           ask: [],
           additionalDirectories: []
         }
@@ -183,6 +183,26 @@ describe("McpClientManager over stdio (server-everything)", () => {
       }
       const allowed = yield* call(ruled(["ReadMcpResourceTool"]), "ReadMcpResourceTool", input)
       assert.match(allowed.result.content as string, /"text":"Resource 1: This is a plaintext resource created at /)
+      // A deny rule for the whole server covers its resources, whatever allows the resource tools.
+      for (const deny of ["mcp__everything", "mcp__everything__*"]) {
+        const denied = ruled(["ReadMcpResourceTool", "ListMcpResourcesTool"], [deny])
+        for (const [name, toolInput] of [["ReadMcpResourceTool", input], ["ListMcpResourcesTool", { server: "everything" }]] as const) {
+          assert.deepStrictEqual((yield* call(denied, name, toolInput)).result, {
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: `MCP server "everything" is denied by the rule ${deny}, which covers its resources too.`,
+            is_error: true
+          })
+        }
+        const listed = yield* call(denied, "ListMcpResourcesTool", {})
+        assert.strictEqual(
+          listed.result.content,
+          "No resources found. MCP servers may still provide tools even if they have no resources."
+        )
+      }
+      // A rule for one of its tools does not.
+      const oneTool = ruled(["ReadMcpResourceTool"], ["mcp__everything__echo"])
+      assert.match((yield* call(oneTool, "ReadMcpResourceTool", input)).result.content as string, /"text":"Resource 1: /)
     }).pipe(Effect.provide(layer)))
 
   it.scopedLive("a tool that requires task-based execution fails at once, saying toolwright cannot run it", () =>
@@ -244,7 +264,7 @@ describe("McpClientManager configuration", () => {
       }).pipe(Effect.provide(layer))
     }))
 
-  it.scopedLive("layerProject: .mcp.json and settings' mcpServers; settings' disabledMcpjsonServers turns .mcp.json servers off", () =>
+  it.scopedLive("layerProject: .mcp.json and settings' mcpServers; disabledMcpjsonServers turns .mcp.json servers off", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const server = { command: process.execPath, args: [scripted] }
@@ -259,7 +279,11 @@ describe("McpClientManager configuration", () => {
       const servers = yield* Effect.map(McpClientManager.McpClientManager, (manager) =>
         manager.servers().map((status) => [status.name, status.state, status.disabledBy, status.pid])).pipe(
           Effect.provide(
-            McpClientManager.layerProject({ cwd: dir, logDir: path.join(dir, "logs"), settingsFiles: [user, local, more] })
+            McpClientManager.layerProject({
+              cwd: dir,
+              logDir: path.join(dir, "logs"),
+              settingsFiles: [user, local, more]
+            })
           )
         )
       // Turned-off servers are listed as such, with the files that turn them off, and never started (no pid).
