@@ -58,7 +58,14 @@ export const runMain = (): void =>
       disablePrettyLogger: true,
       // SIGINT/SIGTERM interrupt the whole program, `main`'s own exit code included: the runtime's default then
       // exits 0, as if the command had succeeded. An interruption exits 130, as a shell reports Ctrl-C.
+      // A normal end keeps the code `main` set (a signal arriving after it must not turn a 1 into a 0).
       teardown: (exit, onExit) =>
-        onExit(Exit.isSuccess(exit) ? 0 : Cause.isInterruptedOnly(exit.cause) ? 130 : 1)
+        onExit(
+          Exit.isSuccess(exit)
+            ? typeof process.exitCode === "number" ? process.exitCode : 0
+            : Cause.isInterruptedOnly(exit.cause)
+            ? 130
+            : 1
+        )
     }
   )
