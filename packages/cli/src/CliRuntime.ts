@@ -111,37 +111,46 @@ export const mcpSettingsFiles = (cwd: string, settings: Option.Option<string>): 
   ...Option.toArray(Option.map(settings, (file) => path.resolve(file)))
 ]
 
+export interface McpEnvironment {
+  readonly roots: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string | undefined>>
+}
+
+/**
+ * What the project's MCP servers get from the session, as in Claude Code: settings' `env` over the process
+ * environment (their processes, `${VAR}` in their entries, `MCP_TIMEOUT` / `MCP_TOOL_TIMEOUT`) and its working
+ * directories (`cwd` and settings' `additionalDirectories`) as roots. Invalid settings are a usage error.
+ */
+export const mcpEnvironment = (
+  cwd: string,
+  settings: Option.Option<string>
+): Effect.Effect<McpEnvironment, UsageError> =>
+  SettingsLoader.load({ cwd, home: os.homedir(), settingsFile: Option.getOrUndefined(settings) }).pipe(
+    Effect.map((resolved) => ({
+      roots: [cwd, ...resolved.permissionContext.additionalDirectories],
+      env: { ...process.env, ...resolved.env }
+    })),
+    Effect.provide(NodePlatform.layer)
+  )
+
 /**
  * The MCP servers configured for `--cwd` (its `.mcp.json`, then settings' `mcpServers`), connected
- * concurrently with settings' `env` over the process environment, `roots/list` answered with the session's
- * working directories (`--cwd` and settings' `additionalDirectories`); with `warn`, servers that failed are
- * named on stderr with the reason.
+ * concurrently with `mcpEnvironment` (settings' `env` over the process environment, the session's working
+ * directories answering `roots/list`); with `warn`, servers that failed are named on stderr with the reason.
  */
 export const mcpLayer = (
   options: { readonly cwd: Option.Option<string>; readonly settings?: Option.Option<string> },
   warn = true
 ): Layer.Layer<McpClientManager.McpClientManager> => {
   const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
-  const settingsFile = Option.getOrUndefined(options.settings ?? Option.none())
+  const settings = options.settings ?? Option.none()
   const manager = Layer.unwrapEffect(
-    SettingsLoader.load({ cwd, home: os.homedir(), settingsFile }).pipe(
-      Effect.map((settings) => ({
-        roots: [cwd, ...settings.permissionContext.additionalDirectories],
-        env: settings.env
-      })),
+    mcpEnvironment(cwd, settings).pipe(
       // Invalid settings stop the command where its session is made; the servers still get the cwd.
-      Effect.orElseSucceed(() => ({ roots: [cwd], env: {} })),
+      Effect.orElseSucceed(() => ({ roots: [cwd], env: process.env })),
       Effect.map(({ env, roots }) =>
-        McpClientManager.layerProject({
-          cwd,
-          roots,
-          // As in Claude Code, settings' env is the session's environment: ${VAR} in the servers' entries, their
-          // processes and MCP_TIMEOUT / MCP_TOOL_TIMEOUT see it.
-          env: { ...process.env, ...env },
-          settingsFiles: mcpSettingsFiles(cwd, options.settings ?? Option.none())
-        })
-      ),
-      Effect.provide(NodePlatform.layer)
+        McpClientManager.layerProject({ cwd, roots, env, settingsFiles: mcpSettingsFiles(cwd, settings) })
+      )
     )
   )
   if (!warn) return manager

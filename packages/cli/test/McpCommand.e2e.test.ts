@@ -65,6 +65,46 @@ const serveClient = (project: string) =>
     return client
   })
 
+/** The OAuth-protected MCP server fixture on a free port; killed with the scope. */
+const startOAuthServer = Effect.acquireRelease(
+  Effect.async<{ kill: () => void; port: number }>((resume) => {
+    const child = spawn(process.execPath, [oauthServer], { stdio: ["ignore", "pipe", "inherit"] })
+    child.stdout.on("data", (chunk: Buffer) => {
+      const match = /listening (\d+)/.exec(String(chunk))
+      if (match !== null) resume(Effect.succeed({ kill: () => child.kill("SIGKILL"), port: Number(match[1]) }))
+    })
+  }),
+  (server) => Effect.sync(server.kill)
+)
+
+/**
+ * `toolwright mcp login NAME --cwd project`, its authorization URL fetched as a browser would (the fixture approves
+ * at once); no browser opener on PATH.
+ */
+const loginInBrowser = (name: string, project: string) =>
+  Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
+    const child = spawn(process.execPath, [bin, "mcp", "login", name, "--cwd", project], {
+      env: { ...process.env, HOME: dir, PATH: "/nonexistent" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    let pending = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += String(chunk)
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += String(chunk)
+      pending += String(chunk)
+      const match = /^(http:\/\/127\.0\.0\.1:\d+\/authorize\S*)$/m.exec(pending)
+      if (match !== null) {
+        pending = ""
+        void fetch(match[1]).then((response) => response.text())
+      }
+    })
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+  })
+
 describe("toolwright mcp", () => {
   it("add, list, get, run and remove a server in the project's .mcp.json", () => {
     writeFileSync(join(dir, ".mcp.json"), JSON.stringify({ owner: "kept", mcpServers: {} }))
@@ -213,7 +253,7 @@ describe("toolwright mcp", () => {
     })
   })
 
-  it("list and get show a server settings' disabledMcpjsonServers turns off as disabled, and say where and how to enable it", () => {
+  it("list and get show a server turned off by settings' disabledMcpjsonServers as disabled, where and how to enable", () => {
     const project = mkdtempSync(join(dir, "disabled-"))
     // Started, heavy would leave a file behind: it must not be started to be listed.
     const marker = join(project, "heavy-started")
@@ -222,7 +262,10 @@ describe("toolwright mcp", () => {
       JSON.stringify({
         mcpServers: {
           kept: { command: process.execPath, args: [scripted] },
-          heavy: { command: process.execPath, args: ["-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`] }
+          heavy: {
+            command: process.execPath,
+            args: ["-e", `require("fs").writeFileSync(${JSON.stringify(marker)}, "")`]
+          }
         }
       })
     )
@@ -240,7 +283,7 @@ describe("toolwright mcp", () => {
         `heavy  stdio  disabled        0  ${heavyCommand}\n` +
         `       ↳ disabled by disabledMcpjsonServers in ${settings}\n`
     )
-    const json = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout) as Array<Record<string, unknown>>
+    const json: Array<unknown> = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
     assert.deepStrictEqual(json[1], {
       name: "heavy",
       type: "stdio",
@@ -419,40 +462,42 @@ describe("toolwright mcp", () => {
 
   it.scopedLive("login: OAuth in the browser (here: fetched), then the server connects", () =>
     Effect.gen(function*() {
-      const server = yield* Effect.acquireRelease(
-        Effect.async<{ kill: () => void; port: number }>((resume) => {
-          const child = spawn(process.execPath, [oauthServer], { stdio: ["ignore", "pipe", "inherit"] })
-          child.stdout.on("data", (chunk: Buffer) => {
-            const match = /listening (\d+)/.exec(String(chunk))
-            if (match !== null) resume(Effect.succeed({ kill: () => child.kill("SIGKILL"), port: Number(match[1]) }))
-          })
-        }),
-        (server) => Effect.sync(server.kill)
-      )
+      const server = yield* startOAuthServer
       const project = mkdtempSync(join(dir, "oauth-"))
       const url = `http://127.0.0.1:${server.port}/mcp`
       assert.strictEqual(toolwright("mcp", "add", "guarded", "--cwd", project, "--url", url).code, 0)
       const before = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
       assert.strictEqual(before[0].state, "needs-auth")
 
-      const code = yield* Effect.async<number | null>((resume) => {
-        const child = spawn(process.execPath, [bin, "mcp", "login", "guarded", "--cwd", project], {
-          env: { ...process.env, HOME: dir, PATH: "/nonexistent" },
-          stdio: ["ignore", "pipe", "pipe"]
-        })
-        let stderr = ""
-        child.stderr.on("data", (chunk: Buffer) => {
-          stderr += String(chunk)
-          const match = /^(http:\/\/127\.0\.0\.1:\d+\/authorize\S*)$/m.exec(stderr)
-          if (match !== null) {
-            stderr = ""
-            void fetch(match[1]).then((response) => response.text())
-          }
-        })
-        child.on("exit", (status) => resume(Effect.succeed(status)))
-      })
-      assert.strictEqual(code, 0)
+      const login = yield* loginInBrowser("guarded", project)
+      assert.strictEqual(login.code, 0, login.stderr)
       assert.strictEqual(statSync(join(dir, ".toolwright", "mcp-credentials.json")).mode & 0o777, 0o600)
+      const after = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
+      assert.strictEqual(after[0].state, "connected")
+    }))
+
+  it.scopedLive("login expands ${VAR} with settings' env, as run and mcp list do: it logs in to the URL they use", () =>
+    Effect.gen(function*() {
+      const server = yield* startOAuthServer
+      const project = mkdtempSync(join(dir, "oauth-env-"))
+      writeFileSync(
+        join(project, ".mcp.json"),
+        JSON.stringify({ mcpServers: { docs: { type: "http", url: "http://127.0.0.1:${DOCS_PORT}/mcp" } } })
+      )
+      mkdirSync(join(project, ".toolwright"))
+      writeFileSync(
+        join(project, ".toolwright", "settings.json"),
+        JSON.stringify({ env: { DOCS_PORT: String(server.port) } })
+      )
+      const before = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
+      assert.deepStrictEqual([before[0].state, before[0].target], ["needs-auth", `http://127.0.0.1:${server.port}/mcp`])
+
+      const login = yield* loginInBrowser("docs", project)
+      assert.strictEqual(login.code, 0, login.stderr)
+      assert.strictEqual(
+        login.stdout,
+        `Logged in to MCP server "docs"; credentials saved in ${join(dir, ".toolwright", "mcp-credentials.json")}\n`
+      )
       const after = JSON.parse(toolwright("mcp", "list", "--cwd", project, "--json").stdout)
       assert.strictEqual(after[0].state, "connected")
     }))

@@ -13,6 +13,7 @@ import { UsageError } from "../CliError.js"
 import * as FileLock from "../FileLock.js"
 import {
   makeSession,
+  mcpEnvironment,
   mcpLayer,
   mcpSettingsFiles,
   resultStages,
@@ -348,10 +349,13 @@ export const login = Command.make(
   ({ cwd, name, settings }) =>
     Effect.gen(function*() {
       const dir = projectDir(cwd)
-      const project = yield* McpConfig.loadProjectServers(dir).pipe(
+      // The entry as run and exec read it: a ${VAR} from settings' env gives the URL they connect to, whose login
+      // this must be.
+      const { env } = yield* mcpEnvironment(dir, settings)
+      const project = yield* McpConfig.loadProjectServers(dir, env).pipe(
         Effect.mapError((error) => new UsageError({ message: error.message }))
       )
-      const fromSettings = yield* McpConfig.loadSettingsServers(mcpSettingsFiles(dir, settings))
+      const fromSettings = yield* McpConfig.loadSettingsServers(mcpSettingsFiles(dir, settings), env)
       const merged = McpConfig.mergeServers([project, ...fromSettings])
       const entry = merged.servers.find((server) => server.name === name)
       if (entry === undefined) {
