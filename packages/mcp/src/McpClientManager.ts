@@ -337,7 +337,9 @@ const runHeadersHelper = (
     let size = 0
     const collect = (into: Array<Buffer>) => (chunk: Buffer) => {
       size += chunk.length
-      if (size > HEADERS_HELPER_MAX_OUTPUT) return stop(`printed more than ${HEADERS_HELPER_MAX_OUTPUT / 1024 / 1024} MB`)
+      if (size > HEADERS_HELPER_MAX_OUTPUT) {
+        return stop(`printed more than ${HEADERS_HELPER_MAX_OUTPUT / 1024 / 1024} MB`)
+      }
       into.push(chunk)
     }
     child.stdout.on("data", collect(stdout))
@@ -360,7 +362,9 @@ const runHeadersHelper = (
     child.on("close", (code, signal) => {
       const said = Buffer.concat(stderr).toString("utf8")
       if (cutShort !== undefined) return finish(failed(cutShort, said))
-      if (code !== 0) return finish(failed(code === null ? `was killed by ${signal}` : `failed (exit code ${code})`, said))
+      if (code !== 0) {
+        return finish(failed(code === null ? `was killed by ${signal}` : `failed (exit code ${code})`, said))
+      }
       const headers = helperHeaders(Buffer.concat(stdout).toString("utf8"))
       finish(
         typeof headers === "string"
