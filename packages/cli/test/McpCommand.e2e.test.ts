@@ -345,6 +345,35 @@ describe("toolwright mcp", () => {
     assert.deepStrictEqual(JSON.parse(local.stdout).config.env, { API_KEY: "(redacted)" })
   })
 
+  it("get shows a remote server's headersHelper command, never what it prints", () => {
+    const project = mkdtempSync(join(dir, "helper-"))
+    const helper = `printf '{"Authorization": "Bearer %s"}' "$DOCS_TOKEN"`
+    writeFileSync(
+      join(project, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: { docs: { url: "http://127.0.0.1:9/mcp", headers: { "X-Team": "tools" }, headersHelper: helper } }
+      })
+    )
+    const got = spawnSync(process.execPath, [bin, "mcp", "get", "docs", "--cwd", project], {
+      encoding: "utf8",
+      env: { ...process.env, HOME: dir, DOCS_TOKEN: "tok-2718281" }
+    })
+    assert.strictEqual(got.status, 0, got.stderr)
+    const lines = got.stdout.split("\n")
+    assert.deepStrictEqual(lines.slice(0, 6), [
+      "docs:",
+      `  Source: ${join(project, ".mcp.json")}`,
+      "  Type: http",
+      "  URL: http://127.0.0.1:9/mcp",
+      "  Header: X-Team",
+      `  Headers helper: ${helper}`
+    ])
+    // The helper ran and did its part (the server failed after it, at port 9), and its token stays unseen.
+    assert.match(lines[6], /^  State: failed \(/)
+    assert.notInclude(lines[6], "headersHelper")
+    assert.notInclude(got.stdout, "tok-2718281")
+  })
+
   it("serve: a bad --port, or --port/--host without --transport http, is a usage error that says what to do", () => {
     const outOfRange = toolwright("mcp", "serve", "--transport", "http", "--port", "70000", "--cwd", dir)
     assert.strictEqual(outOfRange.code, 2)

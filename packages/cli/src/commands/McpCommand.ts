@@ -173,7 +173,12 @@ export const get = Command.make(
             ...(Object.keys(server.config.env).length > 0 ? [`  Env: ${Object.keys(server.config.env).join(", ")}`] : [])
           ]
           : server.config !== undefined && server.config.type !== "sdk"
-          ? [`  URL: ${server.config.url}`, ...Object.keys(server.config.headers).map((key) => `  Header: ${key}`)]
+          ? [
+            `  URL: ${server.config.url}`,
+            ...Object.keys(server.config.headers).map((key) => `  Header: ${key}`),
+            // The command, as written; what it prints is headers, often a token, and is never shown.
+            ...(server.config.headersHelper === undefined ? [] : [`  Headers helper: ${server.config.headersHelper}`])
+          ]
           : []),
         ...(server.state === "disabled"
           ? [
