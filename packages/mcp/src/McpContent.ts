@@ -19,8 +19,6 @@ export interface CallResult {
   readonly isError?: boolean | undefined
 }
 
-const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
-const isImageType = (mime: string): mime is Message.ImageSource["media_type"] => IMAGE_TYPES.has(mime)
 
 /** The image type its first bytes show, if it is one a model can see. */
 const sniffImageType = (base64: string): Message.ImageSource["media_type"] | undefined => {
@@ -35,13 +33,12 @@ const sniffImageType = (base64: string): Message.ImageSource["media_type"] | und
 }
 
 /**
- * The media type an image is sent with. The API refuses an image whose bytes are not what its type says, and
- * servers mislabel (a PNG screenshot as image/jpeg, "image/jpg"): what the bytes show wins over the label.
+ * The media type an image is sent with, from its bytes alone. The API refuses an image whose bytes are not
+ * what its type says, and servers mislabel (a PNG screenshot as image/jpeg, "image/jpg", an SVG as image/png):
+ * bytes that are none of PNG, JPEG, GIF or WebP are no image the model can see, whatever the label says
+ * (undefined: the caller saves them to a file instead).
  */
-const imageTypeOf = (mimeType: string, base64: string): Message.ImageSource["media_type"] | undefined => {
-  const declared = mimeType.toLowerCase() === "image/jpg" ? "image/jpeg" : mimeType.toLowerCase()
-  return sniffImageType(base64) ?? (isImageType(declared) ? declared : undefined)
-}
+const imageTypeOf = (base64: string): Message.ImageSource["media_type"] | undefined => sniffImageType(base64)
 
 /** The most base64 the model API takes for one image (5 MB); a larger one would fail the whole request. */
 const MAX_INLINE_IMAGE_BASE64 = 5 * 1024 * 1024
@@ -127,7 +124,7 @@ const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: 
     case "text":
       return { type: "text", text: block.text }
     case "image": {
-      const imageType = imageTypeOf(block.mimeType, block.data)
+      const imageType = imageTypeOf(block.data)
       if (imageType !== undefined) return imageBlock(imageType, block.data, index, sink)
       return {
         type: "text",
@@ -153,7 +150,7 @@ const mapBlock = (block: ContentBlock, index: number, serverName: string, sink: 
       }
       if ("blob" in resource && typeof resource.blob === "string") {
         const mimeType = resource.mimeType ?? "application/octet-stream"
-        const imageType = mimeType.startsWith("image/") ? imageTypeOf(mimeType, resource.blob) : undefined
+        const imageType = mimeType.startsWith("image/") ? imageTypeOf(resource.blob) : undefined
         if (imageType !== undefined) {
           const image = imageBlock(imageType, resource.blob, index, sink)
           return image.type === "image" ? image : { type: "text", text: `[Resource from ${serverName} at ${resource.uri}] ${image.text}` }

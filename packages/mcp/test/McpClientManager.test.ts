@@ -462,6 +462,17 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
         const { result } = yield* call(context, "mcp__scripted__picture", { bytes: 100, embedded, mimeType })
         assert.deepStrictEqual(mediaType(result.content), ["image/png"], `${mimeType}, embedded: ${embedded}`)
       }
+      // Bytes that are no image the API takes (an SVG, say) are not sent as one, whatever the label: saved.
+      for (const embedded of [false, true]) {
+        const { result } = yield* call(context, "mcp__scripted__picture", { bytes: 100, embedded, notAnImage: true }, "toolu_raw")
+        const text = String(result.content)
+        const saved = new RegExp(
+          `^${embedded ? "\\[Resource from scripted at file:///shot\\.png\\] \\[Binary" : "\\[Image"} content ` +
+            "\\(image/png, 100 bytes\\) saved to (\\S+)\\]$"
+        ).exec(text)
+        assert.isNotNull(saved, text)
+        assert.deepStrictEqual(fs.readFileSync(saved![1]), Buffer.alloc(100, 7))
+      }
     }).pipe(Effect.provide(layer)))
 
   it.scopedLive("an image over the 5 MB a model takes inline is saved to a file instead, and the model told where", () =>
