@@ -307,6 +307,27 @@ describe("McpClientManager headersHelper: what the helper started ends with it",
       assert.isTrue(yield* waitGone(pid), `the helper's child ${pid} outlived its timeout`)
     }))
 
+  it.scopedLive("a helper that exits leaving a child on its output is answered by its output; the child dies", () =>
+    Effect.gen(function*() {
+      const { port } = yield* startScripted("http", 0, ["--token", "secret"])
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-helper-"))
+      const pidFile = path.join(dir, "left.pid")
+      const script = path.join(dir, "left.sh")
+      // The sleep inherits the helper's stdout and would hold it open for 30 s after the shell has exited.
+      fs.writeFileSync(
+        script,
+        `sleep 30 &\necho $! > '${pidFile}.tmp'\nmv '${pidFile}.tmp' '${pidFile}'\n` +
+          `echo '{"Authorization": "Bearer secret"}'\n`
+      )
+      const { call, manager } = yield* runtimeFor({
+        left: { type: "http", url: `http://127.0.0.1:${port}/mcp`, headersHelper: `sh '${script}'` }
+      })
+      assert.strictEqual(manager.servers()[0].state, "connected")
+      assert.strictEqual((yield* call("mcp__left__slow", { ms: 10 })).text, "slept 10 ms")
+      const pid = yield* readPid(pidFile)
+      assert.isTrue(yield* waitGone(pid), `the helper's child ${pid} outlived the helper`)
+    }))
+
   it.scopedLive("a connect interrupted while its helper runs kills the helper's process group", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tw-mcp-helper-"))
