@@ -1168,10 +1168,12 @@ export const make = (options: Options) =>
             : `This session does not reconnect to servers (reconnect attempts: 0); check the server (toolwright mcp ` +
               `get ${name}) and start a new session.`)
       } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && connection.oversized) {
+        // Which call's answer it was is not known: every call in flight on the connection ends with this.
         message = `MCP server "${name}" sent a message larger than ${STDIO_DEFAULT_MAX_BUFFER_SIZE / 1024 / 1024} MB, ` +
           `the most toolwright reads from a stdio server, while ${toolName} was running, so toolwright closed the ` +
           `connection` + (reconnectPolicy.maxAttempts > 0 ? " (and starts the server again)" : "") +
-          `. Ask the tool for less at a time (a smaller range, a filter).`
+          `, ending every call in flight on it. If ${toolName}'s answer can be that large, ask it for less at a ` +
+          `time (a smaller range, a filter); otherwise try it again.`
       } else if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
         const tail = stderrTail(connection.logFile, connection.logOffset).split("\n").slice(-3).join("\n")
         message = `MCP server "${name}" closed the connection while ${toolName} was running.` +
@@ -1248,7 +1250,9 @@ export const make = (options: Options) =>
           server: name,
           tool: toolName,
           message: `${connection === undefined ? `No MCP server is named "${name}"` : `MCP server "${name}" offers no resources`}. ` +
-            `Servers with resources: ${offering.join(", ")}.`
+            (offering.length === 0
+              ? "No configured server offers resources."
+              : `Servers with resources: ${offering.join(", ")}.`)
         })
       }
       const client = connection.client
@@ -1281,17 +1285,34 @@ export const make = (options: Options) =>
         server !== undefined
           ? Effect.flatMap(
             resourceServer(server, McpResourceTools.LIST_TOOL_NAME),
-            ({ client, connection }) => listResources(connection, client)
+            ({ client, connection }) =>
+              Effect.map(listResources(connection, client), (resources) => ({ resources, unavailable: [] }))
           )
-          // Every server: one that cannot answer now is left out rather than failing the others' list.
+          // Every server: one that cannot answer now is noted rather than failing the others' list.
           : Effect.forEach(
-            connections.filter((connection) => connection.resources && connection.state === "connected"),
-            (connection) =>
-              connection.client === undefined
-                ? Effect.succeed([])
-                : listResources(connection, connection.client).pipe(Effect.orElseSucceed(() => [])),
+            connections.filter((connection) => connection.resources),
+            (connection) => {
+              const client = connection.client
+              return connection.state !== "connected" || client === undefined
+                ? Effect.succeed({
+                  resources: [],
+                  unavailable: [{ server: connection.entry.name, reason: connection.error ?? `it is ${connection.state}` }]
+                })
+                : listResources(connection, client).pipe(
+                  Effect.map((resources) => ({ resources, unavailable: [] })),
+                  Effect.catchAll((failure) =>
+                    Effect.succeed({
+                      resources: [],
+                      unavailable: [{ server: connection.entry.name, reason: failure.message }]
+                    })
+                  )
+                )
+            },
             { concurrency: "unbounded" }
-          ).pipe(Effect.map((lists) => lists.flat())),
+          ).pipe(Effect.map((lists) => ({
+            resources: lists.flatMap((list) => list.resources),
+            unavailable: lists.flatMap((list) => list.unavailable)
+          }))),
       read: (server, uri, context) =>
         Effect.flatMap(resourceServer(server, McpResourceTools.READ_TOOL_NAME), ({ client, connection }) =>
           Effect.tryPromise(() => client.readResource({ uri })).pipe(

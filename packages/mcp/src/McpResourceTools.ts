@@ -21,10 +21,16 @@ export interface Resource {
   readonly server: string
 }
 
+/** A listing: the resources found, and the servers with resources that could not be asked, with why. */
+export interface Listing {
+  readonly resources: ReadonlyArray<Resource>
+  readonly unavailable: ReadonlyArray<{ readonly server: string; readonly reason: string }>
+}
+
 /** What the tools ask of the manager. */
 export interface Resources {
-  /** The resources of `server`, or of every connected server that has some when undefined. */
-  readonly list: (server: string | undefined) => Effect.Effect<ReadonlyArray<Resource>, McpToolCallError>
+  /** The resources of `server`, or of every server that has some when undefined (those that cannot answer noted). */
+  readonly list: (server: string | undefined) => Effect.Effect<Listing, McpToolCallError>
   /** The contents of `uri` as the model reads them (binary parts saved to files). */
   readonly read: (
     server: string,
@@ -79,9 +85,17 @@ export const make = (resources: Resources): ReadonlyArray<Tool.Any> => [
     },
     call: ({ server }, context) =>
       resources.list(server).pipe(
-        // Listing every server: a denied server's resources are left out, as its tools are.
-        Effect.map((all) => all.filter((resource) => serverDenyRule(resource.server, context) === undefined)),
-        Effect.map((found) => (found.length === 0 ? NO_RESOURCES : JSON.stringify(found)))
+        Effect.map(({ resources: all, unavailable }) => {
+          // Listing every server: a denied server's resources are left out, as its tools are.
+          const allowed = (name: string) => serverDenyRule(name, context) === undefined
+          const found = all.filter((resource) => allowed(resource.server))
+          const missing = unavailable.filter((entry) => allowed(entry.server))
+          const listed = found.length === 0 ? NO_RESOURCES : JSON.stringify(found)
+          return missing.length === 0
+            ? listed
+            : `${listed}\n\nNot listed, because these servers could not be asked: ` +
+              missing.map((entry) => `${entry.server} (${entry.reason})`).join("; ")
+        })
       ),
   }),
   Tool.make({

@@ -49,6 +49,34 @@ const call = (context: ToolUseContext.ToolUseContext, name: string, input: unkno
     return { result: result.result, events }
   })
 
+describe("ListMcpResourcesTool over several servers", () => {
+  const { context, layer } = setup(
+    {
+      a: { command: process.execPath, args: [everything, "stdio"] },
+      b: { command: process.execPath, args: [everything, "stdio"] }
+    },
+    { reconnect: { maxAttempts: 0, initialDelayMs: 1 } }
+  )
+
+  it.scopedLive("a server that cannot be asked is named with why, beside the others' resources", () =>
+    Effect.gen(function*() {
+      const manager = yield* McpClientManager.McpClientManager
+      process.kill(manager.servers().find((status) => status.name === "b")!.pid!, "SIGKILL")
+      for (let i = 0; i < 500 && manager.servers().find((status) => status.name === "b")!.state === "connected"; i++) {
+        yield* Effect.sleep("20 millis")
+      }
+      const text = Message.contentText((yield* call(context, "ListMcpResourcesTool", {})).result.content)
+      const [listed, missing] = text.split("\n\n")
+      const resources: Array<{ server: string }> = JSON.parse(listed!)
+      assert.isAbove(resources.length, 0)
+      assert.isTrue(resources.every((resource) => resource.server === "a"))
+      assert.strictEqual(
+        missing,
+        "Not listed, because these servers could not be asked: b (connection lost: the server closed the connection)"
+      )
+    }).pipe(Effect.provide(layer)))
+})
+
 describe("McpClientManager over stdio (server-everything)", () => {
   const { context, layer } = setup({ everything: { command: process.execPath, args: [everything, "stdio"] } })
 
@@ -509,11 +537,13 @@ describe("McpClientManager faults (scripted server over stdio)", () => {
         tool_use_id: "toolu_1",
         content: "<tool_use_error>MCP server \"scripted\" sent a message larger than 10 MB, the most toolwright " +
           "reads from a stdio server, while mcp__scripted__flood was running, so toolwright closed the connection " +
-          "(and starts the server again). Ask the tool for less at a time (a smaller range, a filter).</tool_use_error>",
+          "(and starts the server again), ending every call in flight on it. If mcp__scripted__flood's answer can be " +
+          "that large, ask it for less at a time (a smaller range, a filter); otherwise try it again.</tool_use_error>",
         is_error: true
       })
       const manager = yield* McpClientManager.McpClientManager
-      while (manager.servers()[0].state !== "connected") yield* Effect.sleep("20 millis")
+      for (let i = 0; i < 1_000 && manager.servers()[0].state !== "connected"; i++) yield* Effect.sleep("20 millis")
+      assert.strictEqual(manager.servers()[0].state, "connected", "the server was started again")
       const after = yield* call(context, "mcp__scripted__flood", { mb: 1 })
       assert.strictEqual((after.result.content as string).length, 1024 * 1024)
     }).pipe(Effect.provide(layer)))
