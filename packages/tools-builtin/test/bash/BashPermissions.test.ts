@@ -26,6 +26,23 @@ const ruled = (
 
 const allowed = (text: string) => !text.includes("permission") && !text.includes("denied")
 
+/** git in `cwd`, with no user or system configuration (an author is given where one is needed). */
+const gitIn = (cwd: string) => (...args: Array<string>) =>
+  ChildProcess.execFileSync("git", args, {
+    cwd,
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
+  })
+
+/** A repository at `dir` holding what is there, committed once; its git. */
+const committedRepository = (dir: string, ...init: Array<string>) => {
+  const git = gitIn(dir)
+  git("init", "-q", ...init)
+  git("add", ".")
+  git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+  return git
+}
+
+
 describe("Bash under permission rules", () => {
   it.scopedLive("an allow rule for one command does not let a compound line through", () =>
     Effect.gen(function*() {
@@ -431,14 +448,7 @@ describe("Bash under permission rules", () => {
     it.scopedLive("git's REV:path, --no-index and pathspec operands and curl's file options meet the Read rules", () =>
       Effect.gen(function*() {
         const dir = yield* secretsAndSource("a\n")
-        const git = (...args: Array<string>) =>
-          ChildProcess.execFileSync("git", args, {
-            cwd: dir,
-            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
-          })
-        git("init", "-q")
-        git("add", ".")
-        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+        committedRepository(dir)
         fs.writeFileSync(path.join(dir, "secrets", "key.txt"), "TOP 2\n")
         const reads = [
           "git show HEAD:secrets/key.txt",
@@ -532,14 +542,7 @@ describe("Bash under permission rules", () => {
         fs.writeFileSync(path.join(app, "secrets", "key.txt"), "TOP\n")
         fs.mkdirSync(path.join(app, "src"))
         fs.writeFileSync(path.join(app, "src", "a.txt"), "a\n")
-        const git = (...args: Array<string>) =>
-          ChildProcess.execFileSync("git", args, {
-            cwd: top,
-            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
-          })
-        git("init", "-q")
-        git("add", ".")
-        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+        committedRepository(top)
         const context = ruled(app, { allow: ["Bash(git:*)"], deny: ["Read(./secrets/**)"] })
         for (
           const command of [
@@ -563,14 +566,7 @@ describe("Bash under permission rules", () => {
       Effect.gen(function*() {
         const dir = yield* secretsAndSource("a\n")
         const outside = yield* tempDir
-        const git = (...args: Array<string>) =>
-          ChildProcess.execFileSync("git", args, {
-            cwd: dir,
-            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
-          })
-        git("init", "-q", "-b", "main")
-        git("add", ".")
-        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+        const git = committedRepository(dir, "-b", "main")
         fs.writeFileSync(path.join(dir, "src", "a.txt"), "b\n")
         git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "second")
         // git takes an operand without `--` for a path when it is no revision and names something on disk; grep
@@ -793,11 +789,7 @@ describe("Bash under permission rules", () => {
     it.scopedLive("Bash(git fetch:*), Bash(git rebase:*), Bash(git:*) do not cover an option that runs a program", () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
-        const git = (cwd: string, ...args: Array<string>) =>
-          ChildProcess.execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], {
-            cwd,
-            env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
-          })
+        const git = (cwd: string, ...args: Array<string>) => gitIn(cwd)("-c", "user.name=t", "-c", "user.email=t@t", ...args)
         git(dir, "init", "-q", "-b", "main", "upstream")
         git(path.join(dir, "upstream"), "commit", "-q", "--allow-empty", "-m", "init")
         git(dir, "clone", "-q", "upstream", "work")
