@@ -91,7 +91,7 @@ const make = (settings: Settings) =>
       enabled: true,
       wrap: (script, cwd) =>
         Effect.promise(() =>
-          SandboxManager.wrapWithSandbox(script, "bash", {
+          SandboxManager.wrapWithSandbox(AWAIT_PROXIES + script, "bash", {
             ...config,
             filesystem: { allowWrite: [...allowWrite, cwd], denyRead, denyWrite: [] }
           })
@@ -102,6 +102,17 @@ const make = (settings: Settings) =>
       }
     } satisfies Service
   })
+
+/**
+ * Inside the sandbox the runtime starts its relays to the network proxies (socat listening on :3128 and :1080)
+ * in the background right before the command, so a command that goes online at once could find nothing
+ * listening (curl: exit 7, "Couldn't connect to server"). The command first waits, at most 2 s, until both
+ * listen, read from the namespace's /proc/net/tcp (no connection is made); the variable is gone before it runs.
+ */
+const AWAIT_PROXIES = "__tw_wait=0\n" +
+  "while [ \"$__tw_wait\" -lt 200 ] && ! { grep -qs ' 00000000:0C38 00000000:0000 0A' /proc/net/tcp && " +
+  "grep -qs ' 00000000:0438 00000000:0000 0A' /proc/net/tcp; }; do sleep 0.01; __tw_wait=$((__tw_wait + 1)); done\n" +
+  "unset __tw_wait\n"
 
 /** The sandbox of a runtime per settings `sandbox`; closing it stops the sandbox's proxies. */
 export const layer = (settings: Settings = {}): Layer.Layer<Sandbox> => Layer.scoped(Sandbox, make(settings))

@@ -46,6 +46,20 @@ describe.skipIf(missing.length > 0)(title, () => {
       assert.isFalse(fs.existsSync(outside))
     }).pipe(Effect.provide(sandboxed)))
 
+  it.scopedLive("a command starts once the relays to the sandbox's proxies listen, so it can go online at once", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // The relays (socat on :3128 and :1080) are started just before the command; both must be up by then.
+      for (let i = 0; i < 5; i++) {
+        const listening = yield* call(
+          "Bash",
+          { command: "grep -c ' 00000000:0C38 00000000:0000 0A\\| 00000000:0438 00000000:0000 0A' /proc/net/tcp" },
+          session(dir)
+        )
+        assert.strictEqual(listening.text, "2")
+      }
+    }).pipe(Effect.provide(sandboxed)))
+
   it.scopedLive("denyRead hides a file; the network reaches only allowed domains", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
